@@ -1,0 +1,85 @@
+# The two commands of the README: `make run` and `make test`. Both install whatever is
+# missing first (and skip what is there), so they work on a fresh Debian machine with
+# rustup, cargo, node/npm and apt.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Tools that are not Rust crates of the workspace live here, outside the clone, so
+# that every checkout on the machine shares them.
+TOOLS_DIR ?= $(HOME)/.cache/petstore/tools
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+export PATH := $(TOOLS_DIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+
+RUST_VERSION := $(shell sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
+CARGO_LEPTOS_VERSION := 0.3.11
+BINARYEN_VERSION := 132
+# The wasm-bindgen CLI must match the crate exactly: read it from Cargo.lock.
+WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/"/, "", $$3); print $$3; exit }' Cargo.lock)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Where `make run` keeps its database and serves.
+RUN_DATABASE_URL ?= sqlite://data/petstore.db
+RUN_ADDR ?= 127.0.0.1:3000
+# Where the browser tests start their own server, over a fresh database.
+E2E_ADDR ?= 127.0.0.1:3011
+
+.PHONY: help run test tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium build-release test-rust test-e2e
+
+help:
+	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
+	@echo "make test  - install what is missing, run every test (Rust and browser)"
+
+run: tools build-release
+	@mkdir -p data
+	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
+	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
+
+test: tools end2end/node_modules/.package-lock.json test-rust build-release test-e2e
+
+test-rust:
+	cargo test --locked -p app -p server --features app/ssr
+
+build-release:
+	cargo leptos build --release
+
+test-e2e: end2end/node_modules/.package-lock.json
+	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test
+
+# --- installing what is missing -------------------------------------------------------
+
+tools: toolchain cargo-leptos wasm-bindgen wasm-opt chromium
+
+toolchain:
+	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
+	   && rustup target list --installed --toolchain $(RUST_VERSION) | grep -qx wasm32-unknown-unknown; then \
+	  echo "ok: Rust $(RUST_VERSION) with wasm32"; \
+	else rustup toolchain install; fi
+
+cargo-leptos: toolchain
+	@if cargo leptos --version 2>/dev/null | grep -q "$(CARGO_LEPTOS_VERSION)"; then \
+	  echo "ok: cargo-leptos $(CARGO_LEPTOS_VERSION)"; \
+	else cargo install cargo-leptos --locked --features no_downloads --version $(CARGO_LEPTOS_VERSION); fi
+
+# Without --locked: the CLI's own lock file wants a crate release the registry lacks.
+wasm-bindgen: toolchain
+	@test -n "$(WASM_BINDGEN_VERSION)" || { echo "no wasm-bindgen in Cargo.lock"; exit 1; }
+	@if wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $(WASM_BINDGEN_VERSION)"; then \
+	  echo "ok: wasm-bindgen $(WASM_BINDGEN_VERSION)"; \
+	else cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
+
+# From npm, never Debian's binaryen 108 (its WASM fails to hydrate in Chromium).
+wasm-opt:
+	@if [ -x "$(TOOLS_DIR)/node_modules/.bin/wasm-opt" ] \
+	   && "$(TOOLS_DIR)/node_modules/.bin/wasm-opt" --version | grep -q "version $(BINARYEN_VERSION)"; then \
+	  echo "ok: wasm-opt $(BINARYEN_VERSION)"; \
+	else mkdir -p "$(TOOLS_DIR)" && npm install --prefix "$(TOOLS_DIR)" --no-audit --no-fund binaryen@$(BINARYEN_VERSION); fi
+
+chromium:
+	@if [ -x /usr/bin/chromium ]; then echo "ok: chromium"; \
+	else $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; fi
+
+# Playwright from the committed lock file; it never downloads a browser.
+end2end/node_modules/.package-lock.json: end2end/package-lock.json end2end/package.json
+	cd end2end && npm ci --no-audit --no-fund

@@ -1,0 +1,195 @@
+//! The one error type of the product: the spec's Error object, `{code, message, status}`.
+//!
+//! Services return it, REST handlers turn it into an HTTP response (see `IntoResponse`
+//! below), and server functions carry it to the browser unchanged.
+
+use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "ssr")]
+use utoipa::ToSchema;
+
+/// Every machine-readable error code of contract.md, "Errors".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadRequest,
+    MissingApiKey,
+    InvalidApiKey,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    PetNotAvailable,
+    InsufficientStock,
+    InvalidTransition,
+    CategoryInUse,
+    DuplicateName,
+    OrderCompleted,
+    PetHasOpenOrders,
+    IdempotencyKeyReused,
+    Sunset,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationFailed,
+    RateLimited,
+    TemporarilyBanned,
+    InternalError,
+    Unavailable,
+}
+
+impl ErrorCode {
+    /// The HTTP status each code is answered with.
+    pub fn status(self) -> u16 {
+        use ErrorCode::*;
+        match self {
+            BadRequest => 400,
+            MissingApiKey | InvalidApiKey => 401,
+            Forbidden => 403,
+            NotFound => 404,
+            MethodNotAllowed => 405,
+            PetNotAvailable | InsufficientStock | InvalidTransition | CategoryInUse
+            | DuplicateName | OrderCompleted | PetHasOpenOrders | IdempotencyKeyReused => 409,
+            Sunset => 410,
+            PayloadTooLarge => 413,
+            UnsupportedMediaType => 415,
+            ValidationFailed => 422,
+            RateLimited | TemporarilyBanned => 429,
+            InternalError => 500,
+            Unavailable => 503,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            BadRequest => "bad_request",
+            MissingApiKey => "missing_api_key",
+            InvalidApiKey => "invalid_api_key",
+            Forbidden => "forbidden",
+            NotFound => "not_found",
+            MethodNotAllowed => "method_not_allowed",
+            PetNotAvailable => "pet_not_available",
+            InsufficientStock => "insufficient_stock",
+            InvalidTransition => "invalid_transition",
+            CategoryInUse => "category_in_use",
+            DuplicateName => "duplicate_name",
+            OrderCompleted => "order_completed",
+            PetHasOpenOrders => "pet_has_open_orders",
+            IdempotencyKeyReused => "idempotency_key_reused",
+            Sunset => "sunset",
+            PayloadTooLarge => "payload_too_large",
+            UnsupportedMediaType => "unsupported_media_type",
+            ValidationFailed => "validation_failed",
+            RateLimited => "rate_limited",
+            TemporarilyBanned => "temporarily_banned",
+            InternalError => "internal_error",
+            Unavailable => "unavailable",
+        }
+    }
+}
+
+/// The spec's Error object. `status` always equals `code.status()`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[cfg_attr(feature = "ssr", derive(ToSchema), schema(as = Error))]
+#[error("{message}")]
+pub struct AppError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// The HTTP status code of the response that carried this error.
+    pub status: u16,
+}
+
+pub type AppResult<T> = Result<T, AppError>;
+
+impl AppError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> AppError {
+        AppError { code, message: message.into(), status: code.status() }
+    }
+
+    pub fn not_found(what: &str, id: i64) -> AppError {
+        AppError::new(ErrorCode::NotFound, format!("{what} {id} does not exist"))
+    }
+
+    /// A request value broke a rule; `field` names it the way the client spelled it.
+    pub fn validation(field: &str, problem: impl std::fmt::Display) -> AppError {
+        AppError::new(ErrorCode::ValidationFailed, format!("{field}: {problem}"))
+    }
+
+    pub fn conflict(code: ErrorCode, message: impl Into<String>) -> AppError {
+        debug_assert_eq!(code.status(), 409);
+        AppError::new(code, message)
+    }
+
+    /// A failure that is ours, not the client's. The details go to the log, never to
+    /// the client (no SQL, paths or stack traces in a response).
+    #[cfg(feature = "ssr")]
+    pub fn internal(context: &str, err: impl std::fmt::Display) -> AppError {
+        tracing::error!(error = %err, "{context}");
+        AppError::new(ErrorCode::InternalError, "the server failed to handle this request")
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for AppError {
+    fn from(err: sqlx::Error) -> AppError {
+        match &err {
+            // A writer that waited its whole busy timeout: the service is overloaded,
+            // and the client may retry; nothing was written.
+            sqlx::Error::Database(db) if db.message().contains("database is locked") => {
+                tracing::warn!(error = %err, "database busy");
+                AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+            }
+            sqlx::Error::PoolTimedOut => {
+                AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+            }
+            _ => AppError::internal("database error", err),
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl axum::response::IntoResponse for AppError {
+    fn into_response(self) -> axum::response::Response {
+        let status = axum::http::StatusCode::from_u16(self.status)
+            .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        (status, axum::Json(self)).into_response()
+    }
+}
+
+/// Server functions carry the same Error object to the browser; failures of the
+/// server-function machinery itself (a bad request body, a lost connection) become
+/// `bad_request` or `internal_error`.
+impl leptos::server_fn::error::FromServerFnError for AppError {
+    type Encoder = leptos::server_fn::codec::JsonEncoding;
+
+    fn from_server_fn_error(err: leptos::server_fn::error::ServerFnErrorErr) -> AppError {
+        use leptos::server_fn::error::ServerFnErrorErr as E;
+        let code = match err {
+            E::Args(_) | E::MissingArg(_) | E::Deserialization(_) | E::UnsupportedRequestMethod(_) => {
+                ErrorCode::BadRequest
+            }
+            E::Request(_) | E::Response(_) => ErrorCode::Unavailable,
+            _ => ErrorCode::InternalError,
+        };
+        AppError::new(code, err.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_matches_code_and_serializes_as_the_error_object() {
+        let err = AppError::new(ErrorCode::CategoryInUse, "in use");
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json, serde_json::json!({"code": "category_in_use", "message": "in use", "status": 409}));
+    }
+
+    #[test]
+    fn as_str_agrees_with_serde() {
+        for code in [ErrorCode::BadRequest, ErrorCode::PetHasOpenOrders, ErrorCode::ValidationFailed, ErrorCode::Unavailable] {
+            assert_eq!(serde_json::to_value(code).unwrap(), serde_json::json!(code.as_str()));
+        }
+    }
+}

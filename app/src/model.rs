@@ -1,0 +1,161 @@
+//! The domain types shared by the server, the REST API and the browser.
+//!
+//! Field names follow the spec exactly (camelCase). Request shapes reject unknown
+//! fields so that a typo in a client is an error, not a silently ignored value.
+
+use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "ssr")]
+use utoipa::ToSchema;
+
+/// A pet's place in the sale cycle (see contract.md, "States").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
+#[serde(rename_all = "lowercase")]
+pub enum PetStatus {
+    Available,
+    Pending,
+    Sold,
+}
+
+impl PetStatus {
+    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PetStatus::Available => "available",
+            PetStatus::Pending => "pending",
+            PetStatus::Sold => "sold",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PetStatus> {
+        PetStatus::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for PetStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Request body for creating (POST) or replacing (PUT) a pet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewPet {
+    /// The animal's name: 1 to 100 characters after trimming.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 100, example = "Rex"))]
+    pub name: String,
+    /// Id of the category the animal belongs to.
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1, example = 1))]
+    pub category_id: i64,
+    /// Defaults to `available` on creation; left unchanged when omitted on replace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PetStatus>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::FromRow))]
+#[serde(rename_all = "camelCase")]
+pub struct Pet {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub id: i64,
+    pub name: String,
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub category_id: i64,
+    pub status: PetStatus,
+}
+
+/// Request body for creating or replacing a category.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewCategory {
+    /// Unique, case-insensitively; 1 to 100 characters after trimming.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 100, example = "Dogs"))]
+    pub name: String,
+    /// At most 1,000 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(max_length = 1000))]
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::FromRow))]
+#[serde(rename_all = "camelCase")]
+pub struct Category {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub id: i64,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::FromRow))]
+#[serde(rename_all = "camelCase")]
+pub struct InventoryItem {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub pet_id: i64,
+    #[cfg_attr(feature = "ssr", schema(minimum = 0, maximum = 1_000_000))]
+    pub quantity: i64,
+    pub status: PetStatus,
+}
+
+/// Request body for `PUT /store/inventory/{petId}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InventoryUpdate {
+    /// The new stock count, 0 to 1,000,000.
+    #[cfg_attr(feature = "ssr", schema(minimum = 0, maximum = 1_000_000))]
+    pub quantity: i64,
+}
+
+/// What the storefront shows for one pet: the pet joined with its category and stock.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct PetCard {
+    pub id: i64,
+    pub name: String,
+    pub category_id: i64,
+    pub category_name: String,
+    pub status: PetStatus,
+    pub quantity: i64,
+}
+
+impl From<PetCard> for Pet {
+    fn from(card: PetCard) -> Pet {
+        Pet { id: card.id, name: card.name, category_id: card.category_id, status: card.status }
+    }
+}
+
+/// A category with the number of pets in it, for the categories page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct CategorySummary {
+    pub id: i64,
+    pub name: String,
+    pub description: Option<String>,
+    pub pet_count: i64,
+}
+
+/// The filters of a pet listing, as the REST API and the catalog page accept them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PetFilter {
+    pub status: Option<PetStatus>,
+    pub category_id: Option<i64>,
+    /// Case-insensitive "name contains".
+    pub q: Option<String>,
+    /// At most 100 ids.
+    pub ids: Option<Vec<i64>>,
+}
+
+/// One page of a listing; `next_cursor` is set when there is more.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+}

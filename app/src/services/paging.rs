@@ -1,0 +1,106 @@
+//! Keyset paging: `limit` (1 to 100, default 20) and an opaque cursor naming the last
+//! id of the previous page. Stable under inserts and deletes, and one index seek a page.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::error::{AppError, AppResult};
+use crate::model::Page;
+
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 100;
+const CURSOR_PREFIX: &str = "after:";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    pub limit: u32,
+    /// Only rows with an id greater than this one.
+    pub after: i64,
+}
+
+impl Default for PageRequest {
+    fn default() -> Self {
+        PageRequest { limit: DEFAULT_LIMIT, after: 0 }
+    }
+}
+
+impl PageRequest {
+    /// Reads the raw `limit` and `cursor` query values; anything out of range or
+    /// malformed is a 422 naming the parameter.
+    pub fn parse(limit: Option<&str>, cursor: Option<&str>) -> AppResult<PageRequest> {
+        let limit = match limit {
+            None => DEFAULT_LIMIT,
+            Some(raw) => match raw.parse::<u32>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => return Err(AppError::validation("limit", format!("must be an integer from 1 to {MAX_LIMIT}"))),
+            },
+        };
+        let after = match cursor {
+            None => 0,
+            Some(raw) => decode_cursor(raw)
+                .ok_or_else(|| AppError::validation("cursor", "is not a cursor this API issued"))?,
+        };
+        Ok(PageRequest { limit, after })
+    }
+
+    /// The SQL LIMIT: one more row than asked, to learn whether a next page exists.
+    pub fn fetch_limit(&self) -> i64 {
+        i64::from(self.limit) + 1
+    }
+
+    /// Cuts the over-fetched rows down to a page and makes the next cursor.
+    pub fn finish<T>(&self, mut rows: Vec<T>, id_of: impl Fn(&T) -> i64) -> Page<T> {
+        let has_more = rows.len() > self.limit as usize;
+        rows.truncate(self.limit as usize);
+        let next_cursor = if has_more { rows.last().map(|row| encode_cursor(id_of(row))) } else { None };
+        Page { items: rows, next_cursor }
+    }
+}
+
+pub fn encode_cursor(last_id: i64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{last_id}"))
+}
+
+fn decode_cursor(raw: &str) -> Option<i64> {
+    let bytes = URL_SAFE_NO_PAD.decode(raw).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let id: i64 = text.strip_prefix(CURSOR_PREFIX)?.parse().ok()?;
+    (id > 0).then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn defaults_and_bounds() {
+        assert_eq!(PageRequest::parse(None, None).unwrap(), PageRequest { limit: 20, after: 0 });
+        assert_eq!(PageRequest::parse(Some("100"), None).unwrap().limit, 100);
+        for bad in ["0", "101", "-1", "abc", ""] {
+            let err = PageRequest::parse(Some(bad), None).unwrap_err();
+            assert_eq!(err.code, ErrorCode::ValidationFailed, "limit={bad}");
+            assert!(err.message.starts_with("limit"), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn cursor_round_trips_and_rejects_forgeries() {
+        let cursor = encode_cursor(42);
+        assert_eq!(PageRequest::parse(None, Some(&cursor)).unwrap().after, 42);
+        for bad in ["", "42", "!!", &URL_SAFE_NO_PAD.encode("after:-3"), &URL_SAFE_NO_PAD.encode("x:4")] {
+            let err = PageRequest::parse(None, Some(bad)).unwrap_err();
+            assert_eq!(err.code, ErrorCode::ValidationFailed, "cursor={bad}");
+        }
+    }
+
+    #[test]
+    fn finish_sets_a_cursor_only_when_more_rows_exist() {
+        let page = PageRequest { limit: 2, after: 0 };
+        let full = page.finish(vec![1, 2, 3], |n| *n);
+        assert_eq!(full.items, vec![1, 2]);
+        assert_eq!(full.next_cursor, Some(encode_cursor(2)));
+        let last = page.finish(vec![1, 2], |n| *n);
+        assert_eq!(last.next_cursor, None);
+    }
+}

@@ -1,0 +1,132 @@
+//! Pets: creation with their initial stock, replacement under the status rules,
+//! listing with filters and keyset paging.
+
+use sqlx::{QueryBuilder, Sqlite};
+
+use crate::db::{Pool, begin_write};
+use crate::error::{AppError, AppResult};
+use crate::model::{NewPet, Page, Pet, PetCard, PetFilter, PetStatus};
+use crate::services::paging::PageRequest;
+use crate::services::rules;
+use crate::services::{categories, inventory, validate};
+
+const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
+     FROM pets p
+     JOIN categories c ON c.id = p.category_id
+     JOIN inventory i ON i.pet_id = p.id";
+
+/// One page of pets with their category name and stock (what the catalog shows).
+pub async fn list_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
+    let mut sql = QueryBuilder::<Sqlite>::new(CARD_COLUMNS);
+    sql.push(" WHERE p.id > ").push_bind(page.after);
+    if let Some(status) = filter.status {
+        sql.push(" AND p.status = ").push_bind(status);
+    }
+    if let Some(category_id) = filter.category_id {
+        sql.push(" AND p.category_id = ").push_bind(category_id);
+    }
+    if let Some(q) = &filter.q {
+        sql.push(" AND instr(p.name_key, ").push_bind(validate::fold(q)).push(") > 0");
+    }
+    if let Some(ids) = &filter.ids {
+        sql.push(" AND p.id IN (");
+        let mut list = sql.separated(", ");
+        for id in ids {
+            list.push_bind(*id);
+        }
+        sql.push(")");
+    }
+    sql.push(" ORDER BY p.id LIMIT ").push_bind(page.fetch_limit());
+    let rows: Vec<PetCard> = sql.build_query_as().fetch_all(pool).await?;
+    Ok(page.finish(rows, |card| card.id))
+}
+
+/// The spec's `Pets` listing: the same query, each row cut down to a `Pet`.
+pub async fn list(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<Pet>> {
+    let cards = list_cards(pool, filter, page).await?;
+    Ok(Page { items: cards.items.into_iter().map(Pet::from).collect(), next_cursor: cards.next_cursor })
+}
+
+pub async fn card(pool: &Pool, id: i64) -> AppResult<PetCard> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::not_found("pet", id))
+}
+
+pub async fn get(pool: &Pool, id: i64) -> AppResult<Pet> {
+    card(pool, id).await.map(Pet::from)
+}
+
+/// Creates the pet and its inventory row together; stock starts at 1 when available.
+pub async fn create(pool: &Pool, new: NewPet) -> AppResult<Pet> {
+    let name = validate::name("name", &new.name)?;
+    let category_id = validate::id("categoryId", new.category_id)?;
+    let status = new.status.unwrap_or(PetStatus::Available);
+
+    let mut tx = begin_write(pool).await?;
+    if !categories::exists(&mut tx, category_id).await? {
+        return Err(missing_category(category_id));
+    }
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO pets (name, name_key, category_id, status) VALUES (?, ?, ?, ?) RETURNING id")
+            .bind(&name.text)
+            .bind(&name.key)
+            .bind(category_id)
+            .bind(status)
+            .fetch_one(&mut *tx)
+            .await?;
+    sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (?, ?)")
+        .bind(id)
+        .bind(rules::initial_stock(status))
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Pet { id, name: name.text, category_id, status })
+}
+
+/// PUT: replaces name and category; a given status goes through the admin status
+/// rules (an omitted one is left as it is).
+pub async fn replace(pool: &Pool, id: i64, new: NewPet) -> AppResult<Pet> {
+    let name = validate::name("name", &new.name)?;
+    let category_id = validate::id("categoryId", new.category_id)?;
+
+    let mut tx = begin_write(pool).await?;
+    let current = inventory::state_for_update(&mut tx, id).await?;
+    if !categories::exists(&mut tx, category_id).await? {
+        return Err(missing_category(category_id));
+    }
+    let next = match new.status {
+        None => current,
+        Some(requested) => {
+            let open_orders = inventory::open_order_count(&mut tx, id).await?;
+            rules::admin_set_status(current, requested, open_orders)?
+        }
+    };
+    sqlx::query("UPDATE pets SET name = ?, name_key = ?, category_id = ? WHERE id = ?")
+        .bind(&name.text)
+        .bind(&name.key)
+        .bind(category_id)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    inventory::write_state(&mut tx, id, next).await?;
+    tx.commit().await?;
+    Ok(Pet { id, name: name.text, category_id, status: next.status })
+}
+
+pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
+    let mut tx = begin_write(pool).await?;
+    // Reading the state first gives the 404 for a missing pet.
+    let _ = inventory::state_for_update(&mut tx, id).await?;
+    // The inventory row goes with the pet (ON DELETE CASCADE).
+    sqlx::query("DELETE FROM pets WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+fn missing_category(category_id: i64) -> AppError {
+    AppError::validation("categoryId", format!("category {category_id} does not exist"))
+}
+

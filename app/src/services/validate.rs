@@ -1,0 +1,184 @@
+//! Field rules of contract.md, "Resources and limits". Each returns a 422 naming the
+//! field as the client spelled it.
+
+use crate::error::{AppError, AppResult};
+use crate::model::{PetFilter, PetStatus};
+
+pub const NAME_MAX_CHARS: usize = 100;
+pub const DESCRIPTION_MAX_CHARS: usize = 1_000;
+pub const STOCK_MAX: i64 = 1_000_000;
+pub const IDS_MAX: usize = 100;
+/// Longest search string; longer ones cannot match a name anyway.
+pub const QUERY_MAX_CHARS: usize = NAME_MAX_CHARS;
+
+/// A validated name: the trimmed text and its lowercased key for uniqueness and search.
+#[derive(Debug, PartialEq)]
+pub struct Name {
+    pub text: String,
+    pub key: String,
+}
+
+pub fn name(field: &str, raw: &str) -> AppResult<Name> {
+    let text = raw.trim();
+    let chars = text.chars().count();
+    if chars == 0 {
+        return Err(AppError::validation(field, "must not be empty"));
+    }
+    if chars > NAME_MAX_CHARS {
+        return Err(AppError::validation(field, format!("must be at most {NAME_MAX_CHARS} characters (got {chars})")));
+    }
+    no_control_chars(field, text)?;
+    Ok(Name { text: text.to_owned(), key: fold(text) })
+}
+
+pub fn description(field: &str, raw: Option<&str>) -> AppResult<Option<String>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let chars = raw.chars().count();
+    if chars > DESCRIPTION_MAX_CHARS {
+        return Err(AppError::validation(
+            field,
+            format!("must be at most {DESCRIPTION_MAX_CHARS} characters (got {chars})"),
+        ));
+    }
+    // Line breaks are fine in a description; other control characters are not.
+    if raw.chars().any(|c| c.is_control() && c != '\n' && c != '\r' && c != '\t') {
+        return Err(AppError::validation(field, "must not contain control characters"));
+    }
+    Ok(Some(raw.to_owned()))
+}
+
+pub fn stock(field: &str, quantity: i64) -> AppResult<i64> {
+    if (0..=STOCK_MAX).contains(&quantity) {
+        Ok(quantity)
+    } else {
+        Err(AppError::validation(field, format!("must be from 0 to {STOCK_MAX}")))
+    }
+}
+
+pub fn id(field: &str, id: i64) -> AppResult<i64> {
+    if id > 0 { Ok(id) } else { Err(AppError::validation(field, "must be a positive integer")) }
+}
+
+/// The case-folded form used for case-insensitive comparison.
+pub fn fold(text: &str) -> String {
+    text.to_lowercase()
+}
+
+fn no_control_chars(field: &str, text: &str) -> AppResult<()> {
+    if text.chars().any(char::is_control) {
+        return Err(AppError::validation(field, "must not contain control characters"));
+    }
+    Ok(())
+}
+
+/// Reads the raw query values of a pet listing (REST `GET /pets` and the catalog page).
+pub fn pet_filter(
+    status: Option<&str>,
+    category_id: Option<&str>,
+    q: Option<&str>,
+    ids: Option<&str>,
+) -> AppResult<PetFilter> {
+    let status = match status.filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(
+            PetStatus::parse(raw)
+                .ok_or_else(|| AppError::validation("status", "must be one of available, pending, sold"))?,
+        ),
+    };
+    let category_id = match category_id.filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(positive_int("categoryId", raw)?),
+    };
+    let q = match q.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(text) if text.chars().count() > QUERY_MAX_CHARS => {
+            return Err(AppError::validation("q", format!("must be at most {QUERY_MAX_CHARS} characters")));
+        }
+        Some(text) => {
+            no_control_chars("q", text)?;
+            Some(text.to_owned())
+        }
+    };
+    let ids = match ids {
+        None => None,
+        Some(raw) => {
+            let ids = raw
+                .split(',')
+                .map(|part| positive_int("ids", part.trim()))
+                .collect::<AppResult<Vec<i64>>>()?;
+            if ids.len() > IDS_MAX {
+                return Err(AppError::validation("ids", format!("must list at most {IDS_MAX} ids")));
+            }
+            Some(ids)
+        }
+    };
+    Ok(PetFilter { status, category_id, q, ids })
+}
+
+fn positive_int(field: &str, raw: &str) -> AppResult<i64> {
+    match raw.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(AppError::validation(field, format!("must be a positive 64-bit integer (got {raw:?})"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn names_are_trimmed_and_counted_in_characters() {
+        assert_eq!(name("name", "  Rex ").unwrap(), Name { text: "Rex".into(), key: "rex".into() });
+        // 100 two-byte characters are fine: the limit is characters, not bytes.
+        assert!(name("name", &"é".repeat(100)).is_ok());
+        let err = name("name", &"é".repeat(101)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ValidationFailed);
+        assert!(err.message.starts_with("name:"));
+        assert!(name("name", "   ").is_err());
+        assert!(name("name", "Re\0x").is_err());
+        assert_eq!(name("name", "ÉCLAIR").unwrap().key, "éclair");
+    }
+
+    #[test]
+    fn descriptions_are_bounded() {
+        assert_eq!(description("description", None).unwrap(), None);
+        assert!(description("description", Some(&"a".repeat(1000))).is_ok());
+        assert!(description("description", Some(&"a".repeat(1001))).is_err());
+        assert!(description("description", Some("two\nlines")).is_ok());
+        assert!(description("description", Some("bell\u{7}")).is_err());
+    }
+
+    #[test]
+    fn stock_range() {
+        assert!(stock("quantity", 0).is_ok());
+        assert!(stock("quantity", 1_000_000).is_ok());
+        assert!(stock("quantity", -1).is_err());
+        assert!(stock("quantity", 1_000_001).is_err());
+    }
+
+    #[test]
+    fn pet_filter_parses_and_names_the_bad_parameter() {
+        let filter = pet_filter(Some("sold"), Some("3"), Some(" Re "), Some("1, 2,3")).unwrap();
+        assert_eq!(filter.status, Some(PetStatus::Sold));
+        assert_eq!(filter.category_id, Some(3));
+        assert_eq!(filter.q.as_deref(), Some("Re"));
+        assert_eq!(filter.ids, Some(vec![1, 2, 3]));
+        assert_eq!(pet_filter(None, Some(""), Some(""), None).unwrap(), PetFilter::default());
+
+        for (args, field) in [
+            ((Some("lost"), None, None, None), "status"),
+            ((None, Some("x"), None, None), "categoryId"),
+            ((None, Some("0"), None, None), "categoryId"),
+            ((None, None, None, Some("1,,2")), "ids"),
+            ((None, None, None, Some("99999999999999999999")), "ids"),
+        ] {
+            let err = pet_filter(args.0, args.1, args.2, args.3).unwrap_err();
+            assert!(err.message.starts_with(field), "{field}: {}", err.message);
+        }
+        let many = (1..=101).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+        assert!(pet_filter(None, None, None, Some(&many)).is_err());
+        let hundred = (1..=100).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+        assert!(pet_filter(None, None, None, Some(&hundred)).is_ok());
+    }
+}

@@ -1,0 +1,170 @@
+//! The catalog: pet cards with filters (category, status, name search) and paging.
+//!
+//! The filters are a plain GET form, so the page works without JavaScript; once the
+//! WASM runs, changing a picker applies it at once.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_navigate, use_query_map};
+
+use super::widgets::{ErrorNotice, StatusBadge, query_string};
+use crate::model::{PetCard, PetStatus};
+use crate::server_fns::{catalog, categories};
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct CatalogQuery {
+    status: Option<String>,
+    category: Option<String>,
+    q: Option<String>,
+    cursor: Option<String>,
+}
+
+impl CatalogQuery {
+    /// The catalog URL for these filters; `cursor` picks the page.
+    fn url(&self, cursor: Option<String>) -> String {
+        format!(
+            "/{}",
+            query_string([
+                ("category", self.category.clone()),
+                ("status", self.status.clone()),
+                ("q", self.q.clone()),
+                ("cursor", cursor),
+            ])
+        )
+    }
+}
+
+#[component]
+pub fn CatalogPage() -> impl IntoView {
+    let query_map = use_query_map();
+    let query = Memo::new(move |_| {
+        let map = query_map.read();
+        let get = |key: &str| map.get(key).filter(|value| !value.is_empty());
+        CatalogQuery { status: get("status"), category: get("category"), q: get("q"), cursor: get("cursor") }
+    });
+    let cards = Resource::new(move || query.get(), |q| catalog(q.status, q.category, q.q, q.cursor));
+    let category_list = Resource::new(|| (), |_| categories());
+
+    // With JavaScript, a changed picker applies at once (first page of the new filter).
+    let navigate = use_navigate();
+    let apply = move |field: &'static str, value: String| {
+        let mut next = query.get_untracked();
+        let value = Some(value).filter(|v| !v.is_empty());
+        match field {
+            "status" => next.status = value,
+            _ => next.category = value,
+        }
+        navigate(&next.url(None), Default::default());
+    };
+    let apply_status = {
+        let apply = apply.clone();
+        move |ev| apply("status", event_target_value(&ev))
+    };
+    let apply_category = move |ev| apply("category", event_target_value(&ev));
+
+    view! {
+        <Title text="Catalog"/>
+        <h1>"Our pets"</h1>
+        <Transition fallback=|| view! { <p class="loading">"Loading filters…"</p> }>
+            {move || {
+                let (apply_status, apply_category) = (apply_status.clone(), apply_category.clone());
+                Suspend::new(async move {
+                // A failed category list still leaves a usable form (status and name).
+                let category_options = category_list.await.unwrap_or_default();
+                view! {
+                    <form class="filters" method="get" action="/" role="search" aria-label="Filter pets">
+                        <label>
+                            "Category"
+                            <select name="category" on:change=apply_category>
+                                <option value="" selected=move || query.read().category.is_none()>"All categories"</option>
+                                {category_options
+                                    .into_iter()
+                                    .map(|c| {
+                                        let id = c.id.to_string();
+                                        let selected = {
+                                            let id = id.clone();
+                                            move || query.read().category.as_deref() == Some(id.as_str())
+                                        };
+                                        view! { <option value=id selected=selected>{c.name}</option> }
+                                    })
+                                    .collect_view()}
+                            </select>
+                        </label>
+                        <label>
+                            "Status"
+                            <select name="status" on:change=apply_status>
+                                <option value="" selected=move || query.read().status.is_none()>"Any status"</option>
+                                {PetStatus::ALL
+                                    .into_iter()
+                                    .map(|status| {
+                                        let selected = move || query.read().status.as_deref() == Some(status.as_str());
+                                        view! { <option value=status.as_str() selected=selected>{status.as_str()}</option> }
+                                    })
+                                    .collect_view()}
+                            </select>
+                        </label>
+                        <label class="search">
+                            "Name"
+                            <input
+                                type="search"
+                                name="q"
+                                placeholder="Search by name"
+                                maxlength="100"
+                                prop:value=move || query.read().q.clone().unwrap_or_default()
+                            />
+                        </label>
+                        <button type="submit">"Apply"</button>
+                    </form>
+                }
+            })}}
+        </Transition>
+
+        <Transition fallback=|| view! { <p class="loading">"Loading pets…"</p> }>
+            {move || Suspend::new(async move {
+                match cards.await {
+                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                    Ok(page) => {
+                        let current = query.get_untracked();
+                        let first_page = current.cursor.is_some().then(|| current.url(None));
+                        let next_page = page.next_cursor.clone().map(|cursor| current.url(Some(cursor)));
+                        view! {
+                            <PetCards cards=page.items/>
+                            <nav class="pager" aria-label="Pages">
+                                {first_page.map(|href| view! { <a href=href rel="first">"← First page"</a> })}
+                                {next_page.map(|href| view! { <a href=href rel="next">"Next page →"</a> })}
+                            </nav>
+                        }
+                            .into_any()
+                    }
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn PetCards(cards: Vec<PetCard>) -> impl IntoView {
+    if cards.is_empty() {
+        return view! { <p class="empty">"No pets match these filters."</p> }.into_any();
+    }
+    view! {
+        <ul class="cards">
+            {cards
+                .into_iter()
+                .map(|card| {
+                    view! {
+                        <li class="card" data-pet-id=card.id>
+                            <h2><a href=format!("/pets/{}", card.id)>{card.name}</a></h2>
+                            <p class="meta">{card.category_name}</p>
+                            <p class="meta">
+                                <StatusBadge status=card.status/>
+                                <span class="stock">{format!("{} in stock", card.quantity)}</span>
+                            </p>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+        .into_any()
+}

@@ -1,0 +1,87 @@
+//! The storefront: the HTML shell, the router and the pages.
+
+mod catalog;
+mod categories;
+mod pet;
+mod widgets;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::components::{A, Route, Router, Routes};
+use leptos_router::{SsrMode, path};
+
+use catalog::CatalogPage;
+use categories::CategoriesPage;
+use pet::PetPage;
+
+/// The document around the app, rendered on the server only.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <meta name="description" content="A pet store: browse our animals by category and status."/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Runs only in the browser, once the WASM has taken over the page: tests and
+    // styles can tell a hydrated page from a server-rendered one.
+    Effect::new(move |_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+
+    view! {
+        <Stylesheet id="leptos" href="/pkg/petstore.css"/>
+        <Title formatter=|page: String| if page.is_empty() { "Pet Store".to_string() } else { format!("{page} · Pet Store") }/>
+        <Router>
+            <a class="skip-link" href="#main">"Skip to content"</a>
+            <header class="site-header">
+                <nav class="nav" aria-label="Main">
+                    <A href="/" attr:class="brand">"🐾 Pet Store"</A>
+                    <A href="/" exact=true>"Catalog"</A>
+                    <A href="/categories">"Categories"</A>
+                    <a href="/api/v1/openapi.json">"API"</a>
+                </nav>
+            </header>
+            <main id="main" class="container">
+                <Routes fallback=|| view! { <NotFound/> }>
+                    <Route path=path!("/") view=CatalogPage/>
+                    // Async so that an unknown pet can answer with a real 404 status.
+                    <Route path=path!("/pets/:id") view=PetPage ssr=SsrMode::Async/>
+                    <Route path=path!("/categories") view=CategoriesPage/>
+                </Routes>
+            </main>
+            <footer class="site-footer">
+                <p>"Pet Store · REST API at " <code>"/api/v1"</code></p>
+            </footer>
+        </Router>
+    }
+}
+
+#[component]
+fn NotFound() -> impl IntoView {
+    widgets::set_status_404();
+    view! {
+        <Title text="Not found"/>
+        <section class="notice">
+            <h1>"Page not found"</h1>
+            <p>"There is nothing at this address. " <A href="/">"Back to the catalog"</A></p>
+        </section>
+    }
+}

@@ -1,0 +1,47 @@
+import { defineConfig, devices } from '@playwright/test';
+
+// The tests start the release server themselves (see webServer) over a fresh SQLite
+// file with the demo catalog, on their own port, using Debian's Chromium. Never run
+// `npx playwright install`: it downloads a browser, which this network refuses.
+const addr = process.env.E2E_ADDR ?? '127.0.0.1:3011';
+const serverBin = process.env.SERVER_BIN ?? '../target/release/server';
+const dbFile = 'target/e2e/petstore.db';
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 1,
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://${addr}`,
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+    },
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
+  webServer: {
+    // From the workspace root, where target/site (the WASM, CSS and assets) lives.
+    command: `rm -f ${dbFile} ${dbFile}-wal ${dbFile}-shm && exec ${serverBin}`,
+    cwd: '..',
+    url: `http://${addr}/api/v1/openapi.json`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'pipe',
+    env: {
+      DATABASE_URL: `sqlite://${dbFile}`,
+      LEPTOS_SITE_ADDR: addr,
+      LEPTOS_SITE_ROOT: 'target/site',
+      LEPTOS_ENV: 'PROD',
+      PETSTORE_DEMO_DATA: 'true',
+    },
+  },
+});

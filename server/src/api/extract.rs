@@ -1,0 +1,106 @@
+//! Request extractors whose every rejection is the contract's Error object: JSON
+//! bodies (415, 413, 400, 422 naming the field), integer path ids (400) and query
+//! strings (400).
+
+use app::error::{AppError, ErrorCode};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
+use axum::http::{header, request::Parts};
+use serde::de::DeserializeOwned;
+
+/// Largest request body the API reads (contract: "Request bodies over 64 KiB get 413").
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// A JSON body deserialized into `T`. `T`'s types reject unknown fields.
+pub struct Json<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+        if !is_json(req.headers()) {
+            return Err(AppError::new(
+                ErrorCode::UnsupportedMediaType,
+                "the request body must be JSON, sent with Content-Type: application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                AppError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {BODY_LIMIT} bytes"))
+            } else {
+                AppError::new(ErrorCode::BadRequest, format!("the request body could not be read: {rejection}"))
+            }
+        })?;
+        parse_json(&bytes).map(Json)
+    }
+}
+
+/// Deserializes a body, telling malformed JSON (400) from well-formed JSON of the
+/// wrong shape (422, naming the field by its path).
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        match inner.classify() {
+            serde_json::error::Category::Data => {
+                if path == "." {
+                    AppError::new(ErrorCode::ValidationFailed, inner.to_string())
+                } else {
+                    AppError::validation(&path, inner)
+                }
+            }
+            _ => AppError::new(ErrorCode::BadRequest, format!("the request body is not valid JSON: {inner}")),
+        }
+    })?;
+    deserializer
+        .end()
+        .map_err(|err| AppError::new(ErrorCode::BadRequest, format!("the request body is not valid JSON: {err}")))?;
+    Ok(value)
+}
+
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    let Some(content_type) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// The one integer id in a resource path (`{petId}`, `{categoryId}`). Anything that is
+/// not a 64-bit integer is a 400 naming the parameter; an integer that names nothing is
+/// left to the service, which answers 404.
+pub struct Id(pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|e| AppError::new(ErrorCode::BadRequest, e.to_string()))?;
+        let (name, value) = params
+            .iter()
+            .next()
+            .ok_or_else(|| AppError::internal("path id", "route has no path parameter"))?;
+        value
+            .parse::<i64>()
+            .map(Id)
+            .map_err(|_| AppError::new(ErrorCode::BadRequest, format!("{name} must be an integer (got {value:?})")))
+    }
+}
+
+/// A query string deserialized into `T` (whose fields are optional strings checked
+/// by the service); only an undecodable query string is rejected here.
+pub struct Query<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, AppError> {
+        let raw = parts.uri.query().unwrap_or("");
+        serde_urlencoded::from_str(raw)
+            .map(Query)
+            .map_err(|e| AppError::new(ErrorCode::BadRequest, format!("the query string is malformed: {e}")))
+    }
+}

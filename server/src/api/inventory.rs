@@ -1,0 +1,65 @@
+//! `/store/inventory`: stock per pet. Setting it recomputes the pet's status.
+
+use app::error::{AppError, AppResult};
+use app::model::{InventoryItem, InventoryUpdate};
+use app::services::{inventory, paging::PageRequest};
+use axum::extract::{OriginalUri, State};
+use axum::response::Response;
+
+use super::extract::{Id, Json, Query};
+use super::{PageQuery, paged};
+use crate::AppState;
+
+/// List stock
+///
+/// One entry per pet, ordered by pet id, paged like `GET /pets`.
+#[utoipa::path(get, path = "/store/inventory", tag = "Store", operation_id = "listInventory",
+    params(PageQuery),
+    responses(
+        (status = 200, description = "One page of inventory entries", body = Vec<InventoryItem>,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
+        (status = 422, description = "`limit` or `cursor` is malformed or out of range (`validation_failed`)", body = AppError),
+    ))]
+pub async fn list_inventory(
+    State(state): State<AppState>,
+    uri: OriginalUri,
+    Query(query): Query<PageQuery>,
+) -> AppResult<Response> {
+    let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
+    Ok(paged(&uri, inventory::list(&state.pool, page).await?))
+}
+
+/// Find a pet's stock
+#[utoipa::path(get, path = "/store/inventory/{petId}", tag = "Store", operation_id = "getInventory",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    responses(
+        (status = 200, description = "The pet's inventory entry", body = InventoryItem),
+        (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+    ))]
+pub async fn get_inventory(State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<InventoryItem>> {
+    inventory::get(&state.pool, id).await.map(axum::Json)
+}
+
+/// Set a pet's stock
+///
+/// A quantity above 0 makes the pet `available`; 0 makes it `pending` while open
+/// orders hold it, else `sold`.
+#[utoipa::path(put, path = "/store/inventory/{petId}", tag = "Store", operation_id = "setInventory",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    request_body = InventoryUpdate,
+    responses(
+        (status = 200, description = "The updated entry", body = InventoryItem),
+        (status = 400, description = "Malformed id or JSON (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
+        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
+        (status = 422, description = "`quantity` is missing or outside 0 to 1,000,000 (`validation_failed`)", body = AppError),
+    ))]
+pub async fn set_inventory(
+    State(state): State<AppState>,
+    Id(id): Id,
+    Json(update): Json<InventoryUpdate>,
+) -> AppResult<axum::Json<InventoryItem>> {
+    inventory::set(&state.pool, id, update).await.map(axum::Json)
+}

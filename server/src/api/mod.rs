@@ -1,0 +1,99 @@
+//! The public REST API, mounted at `/api/v1`: one module per resource, one error type
+//! (`app::error::AppError`) for every failure, and an OpenAPI document built from the
+//! same handler annotations that build the router.
+
+pub mod categories;
+pub mod extract;
+pub mod inventory;
+pub mod openapi;
+pub mod pets;
+
+use app::error::{AppError, ErrorCode};
+use app::model::Page;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, OriginalUri};
+use axum::http::{HeaderValue, Method, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::AppState;
+
+/// Where the API is mounted; `Location` and `Link` headers are built from it.
+pub const BASE: &str = "/api/v1";
+
+/// The API router (to be nested at [`BASE`]). Authentication and rate limits will be one
+/// more `.layer(...)` here, covering every route, the fallbacks included.
+pub fn router<S>(state: AppState) -> Router<S> {
+    openapi::routes(&state.config)
+        // Both fallbacks after every route: axum applies the 405 one to the routes
+        // registered before it.
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
+        // Bodies without a Content-Length (chunked) are cut off at the limit too.
+        .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
+        .layer(axum::middleware::map_response(json_error_for_bare_413))
+        .layer(CatchPanicLayer::custom(|_| {
+            AppError::internal("handler panicked", "panic").into_response()
+        }))
+        .with_state(state)
+}
+
+pub async fn not_found(uri: OriginalUri) -> AppError {
+    AppError::new(ErrorCode::NotFound, format!("no API resource at {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: OriginalUri) -> AppError {
+    AppError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {}", uri.path()))
+}
+
+/// `RequestBodyLimitLayer` answers an oversized Content-Length itself, with a plain-text
+/// body; give it the Error shape like every other API error.
+async fn json_error_for_bare_413(response: Response) -> Response {
+    let is_bare_413 = response.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE
+        && response.headers().get(header::CONTENT_TYPE).is_none_or(|v| v != "application/json");
+    if is_bare_413 {
+        return AppError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the request body is larger than {} bytes", extract::BODY_LIMIT),
+        )
+        .into_response();
+    }
+    response
+}
+
+/// The paging parameters of every list endpoint, kept as text so that the service can
+/// name a bad one in its 422.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Page size, 1 to 100 (default 20).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    pub limit: Option<String>,
+    /// Opaque cursor from the previous page's `Link: rel="next"` header.
+    pub cursor: Option<String>,
+}
+
+/// A page of a listing: the body is the plain array; the next page, if any, is in
+/// `Link: <…>; rel="next"` (the request's own URL with the new cursor).
+pub fn paged<T: Serialize>(uri: &OriginalUri, page: Page<T>) -> Response {
+    let mut response = axum::Json(page.items).into_response();
+    if let Some(cursor) = page.next_cursor {
+        let mut pairs: Vec<(String, String)> = serde_urlencoded::from_str(uri.query().unwrap_or("")).unwrap_or_default();
+        pairs.retain(|(key, _)| key != "cursor");
+        pairs.push(("cursor".into(), cursor));
+        let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+        let link = format!("<{}?{query}>; rel=\"next\"", uri.path());
+        if let Ok(value) = HeaderValue::from_str(&link) {
+            response.headers_mut().insert(header::LINK, value);
+        }
+    }
+    response
+}
+
+/// The `Location` of a newly created resource.
+pub fn location(path: String) -> [(header::HeaderName, String); 1] {
+    [(header::LOCATION, format!("{BASE}{path}"))]
+}

@@ -1,0 +1,102 @@
+//! The OpenAPI 3.1 document, generated from the handlers' `#[utoipa::path]`
+//! annotations by the same `OpenApiRouter` calls that build the router, so a route
+//! cannot exist without its documentation (a test checks both ways).
+
+use std::sync::Arc;
+
+use app::error::AppError;
+use axum::Extension;
+use axum::Router;
+use axum::http::header;
+use axum::response::IntoResponse;
+use utoipa::OpenApi;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::{Deprecated, PathItem};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{categories, inventory, pets};
+use crate::{AppState, Config};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Pet Store API",
+        version = "1.0.0",
+        description = "The pet store's public REST API: pets, categories and inventory. \
+            Every error is an `Error` object `{code, message, status}`. List endpoints page with \
+            `limit` and `cursor`; the next page is in the `Link: <…>; rel=\"next\"` header.",
+    ),
+    servers((url = "/api/v1", description = "This server, API version 1")),
+    tags(
+        (name = "Pets", description = "Pets and their categories"),
+        (name = "Store", description = "Stock and, later, orders"),
+    ),
+    components(schemas(AppError))
+)]
+struct ApiDoc;
+
+/// Every operation's stability (`x-stability`); anything not listed is `stable`.
+const STABILITY: &[(&str, &str)] = &[];
+
+/// The documented routes of the API and the document describing them.
+pub fn routes(config: &Config) -> Router<AppState> {
+    let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(pets::list_pets, pets::create_pet))
+        .routes(routes!(pets::get_pet, pets::replace_pet, pets::delete_pet))
+        .routes(routes!(categories::list_categories, categories::create_category))
+        .routes(routes!(categories::get_category, categories::replace_category, categories::delete_category))
+        .routes(routes!(inventory::list_inventory))
+        .routes(routes!(inventory::get_inventory, inventory::set_inventory))
+        .routes(routes!(openapi_json))
+        .split_for_parts();
+    annotate(&mut document, config);
+    let json = serde_json::to_string(&document).expect("the OpenAPI document serializes");
+    router.layer(Extension(OpenApiJson(Arc::from(json))))
+}
+
+#[derive(Clone)]
+struct OpenApiJson(Arc<str>);
+
+/// This document
+///
+/// The OpenAPI 3.1 description of this API. Needs no key.
+#[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenApiDocument",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
+async fn openapi_json(Extension(json): Extension<OpenApiJson>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], json.0.to_string())
+}
+
+/// Adds what the annotations cannot say: `x-stability` everywhere, and the deprecation
+/// of `GET /pets/{petId}` with its configured sunset date.
+fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
+    let sunset = config.sunset.date().to_string();
+    for (path, item) in document.paths.paths.iter_mut() {
+        for (method, operation) in operations(item) {
+            let id = operation.operation_id.clone().unwrap_or_default();
+            let stability = STABILITY.iter().find(|(op, _)| *op == id).map_or("stable", |(_, s)| s);
+            let mut extensions = ExtensionsBuilder::new().add("x-stability", stability);
+            if method == "get" && path == "/pets/{petId}" {
+                operation.deprecated = Some(Deprecated::True);
+                extensions = extensions.add("x-sunset", sunset.clone());
+            }
+            operation.extensions.get_or_insert_with(Default::default).merge(extensions.build());
+        }
+    }
+}
+
+/// The operations of a path item with their lowercase method names.
+pub fn operations(item: &mut PathItem) -> impl Iterator<Item = (&'static str, &mut utoipa::openapi::path::Operation)> {
+    [
+        ("get", &mut item.get),
+        ("put", &mut item.put),
+        ("post", &mut item.post),
+        ("delete", &mut item.delete),
+        ("patch", &mut item.patch),
+        ("head", &mut item.head),
+        ("options", &mut item.options),
+        ("trace", &mut item.trace),
+    ]
+    .into_iter()
+    .filter_map(|(method, operation)| operation.as_mut().map(|op| (method, op)))
+}

@@ -1,0 +1,180 @@
+//! `/pets`: the catalog's animals.
+
+use app::error::{AppError, AppResult, ErrorCode};
+use app::model::{NewPet, Pet};
+use app::services::{paging::PageRequest, pets, validate};
+use axum::extract::{OriginalUri, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use time::OffsetDateTime;
+use utoipa::IntoParams;
+
+use super::extract::{Id, Json, Query};
+use super::{location, paged};
+use crate::{AppState, Config};
+
+/// Query parameters of `GET /pets`, kept as text so that the service can name a bad
+/// one in its 422.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct PetListQuery {
+    /// Only pets with this status.
+    #[param(value_type = Option<app::model::PetStatus>)]
+    pub status: Option<String>,
+    /// Only pets of this category.
+    #[param(value_type = Option<i64>, minimum = 1)]
+    pub category_id: Option<String>,
+    /// Only pets whose name contains this text (case-insensitive).
+    #[param(max_length = 100)]
+    pub q: Option<String>,
+    /// Only these pets: a comma-separated list of at most 100 ids.
+    #[param(example = "1,2,3")]
+    pub ids: Option<String>,
+    /// Page size, 1 to 100 (default 20).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    pub limit: Option<String>,
+    /// Opaque cursor from the previous page's `Link: rel="next"` header.
+    pub cursor: Option<String>,
+}
+
+/// List pets
+///
+/// Filters combine (all must hold). Ordered by id. When more pets follow, the
+/// response carries `Link: <…>; rel="next"`.
+#[utoipa::path(get, path = "/pets", tag = "Pets", operation_id = "listPets",
+    params(PetListQuery),
+    responses(
+        (status = 200, description = "One page of pets", body = Vec<Pet>,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
+        (status = 422, description = "A filter, `limit` or `cursor` is malformed or out of range (`validation_failed`)", body = AppError),
+    ))]
+pub async fn list_pets(
+    State(state): State<AppState>,
+    uri: OriginalUri,
+    Query(query): Query<PetListQuery>,
+) -> AppResult<Response> {
+    let filter = validate::pet_filter(query.status.as_deref(), query.category_id.as_deref(), query.q.as_deref(), query.ids.as_deref())?;
+    let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
+    Ok(paged(&uri, pets::list(&state.pool, &filter, page).await?))
+}
+
+/// Create a pet
+///
+/// A new pet is `available` unless a status is given; its stock starts at 1 when
+/// available, else 0.
+#[utoipa::path(post, path = "/pets", tag = "Pets", operation_id = "createPet",
+    request_body = NewPet,
+    responses(
+        (status = 201, description = "Created", body = Pet,
+            headers(("Location" = String, description = "URL of the new pet"))),
+        (status = 400, description = "The body is not valid JSON (`bad_request`)", body = AppError),
+        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
+        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
+        (status = 422, description = "A field is missing, unknown, or breaks a limit; or `categoryId` names no category (`validation_failed`)", body = AppError),
+    ))]
+pub async fn create_pet(State(state): State<AppState>, Json(new): Json<NewPet>) -> AppResult<impl IntoResponse> {
+    let pet = pets::create(&state.pool, new).await?;
+    Ok((StatusCode::CREATED, location(format!("/pets/{}", pet.id)), axum::Json(pet)))
+}
+
+/// Find a pet by id (deprecated)
+///
+/// Deprecated: use `GET /pets?ids={petId}`. Responses carry `Deprecation`, `Sunset`
+/// and a `Link` to the successor; from the sunset date on this answers 410 `sunset`.
+#[utoipa::path(get, path = "/pets/{petId}", tag = "Pets", operation_id = "getPetById",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    responses(
+        (status = 200, description = "The pet", body = Pet, headers(
+            ("Deprecation" = String, description = "RFC 9745: `@<unix seconds>` of the deprecation"),
+            ("Sunset" = String, description = "RFC 8594: HTTP-date after which this operation is gone"),
+            ("Link" = String, description = "`</api/v1/pets?ids={petId}>; rel=\"successor-version\"`"),
+        )),
+        (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        (status = 410, description = "Past the sunset date (`sunset`)", body = AppError),
+    ))]
+pub async fn get_pet(State(state): State<AppState>, Id(id): Id) -> Response {
+    let headers = deprecation_headers(&state.config, id);
+    let result = if OffsetDateTime::now_utc() >= state.config.sunset {
+        Err(AppError::new(
+            ErrorCode::Sunset,
+            format!("GET /pets/{{petId}} was retired; use GET {}/pets?ids={id}", super::BASE),
+        ))
+    } else {
+        pets::get(&state.pool, id).await.map(axum::Json)
+    };
+    (headers, result).into_response()
+}
+
+/// Replace a pet
+///
+/// The body replaces name and category. A given `status` follows the admin status
+/// rules (available ↔ pending freely; sold only without open orders, which empties
+/// the stock; sold → available only with stock); an omitted one is left unchanged.
+#[utoipa::path(put, path = "/pets/{petId}", tag = "Pets", operation_id = "replacePet",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    request_body = NewPet,
+    responses(
+        (status = 200, description = "The replaced pet", body = Pet),
+        (status = 400, description = "Malformed id or JSON (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        (status = 409, description = "The status change is not allowed (`invalid_transition`)", body = AppError),
+        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
+        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
+        (status = 422, description = "A field is missing, unknown, or breaks a limit (`validation_failed`)", body = AppError),
+    ))]
+pub async fn replace_pet(State(state): State<AppState>, Id(id): Id, Json(new): Json<NewPet>) -> AppResult<axum::Json<Pet>> {
+    pets::replace(&state.pool, id, new).await.map(axum::Json)
+}
+
+/// Delete a pet
+///
+/// Deletes the pet and its inventory entry.
+#[utoipa::path(delete, path = "/pets/{petId}", tag = "Pets", operation_id = "deletePet",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+    ))]
+pub async fn delete_pet(State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
+    pets::delete(&state.pool, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and the successor `Link`.
+fn deprecation_headers(config: &Config, id: i64) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let deprecation = format!("@{}", config.deprecation.unix_timestamp());
+    let sunset = http_date(config.sunset);
+    let link = format!("<{}/pets?ids={id}>; rel=\"successor-version\"", super::BASE);
+    for (name, value) in [("deprecation", deprecation), ("sunset", sunset)] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+    if let Ok(value) = HeaderValue::from_str(&link) {
+        headers.insert(header::LINK, value);
+    }
+    headers
+}
+
+/// An IMF-fixdate (`Wed, 30 Jun 2027 00:00:00 GMT`), the HTTP-date form.
+pub fn http_date(at: OffsetDateTime) -> String {
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    at.to_offset(time::UtcOffset::UTC).format(&format).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_date_is_imf_fixdate() {
+        assert_eq!(http_date(Config::default().sunset), "Wed, 30 Jun 2027 00:00:00 GMT");
+    }
+}

@@ -1,0 +1,55 @@
+//! The router's own answers: unknown paths, wrong methods, and that every error under
+//! /api/v1 is the JSON Error object, never text or HTML.
+
+mod common;
+
+use axum::http::Method;
+use common::TestApp;
+
+#[tokio::test]
+async fn unknown_api_paths_are_json_404s() {
+    let app = TestApp::new().await;
+    for path in ["/api/v1/nope", "/api/v1", "/api/v1/", "/api/v2/pets", "/api", "/api/v1/pets/1/photos", "/api/v1/store", "/api/v1/store/orders/x/y"] {
+        let message = app.get(path).await.assert_error(404, "not_found").to_owned();
+        assert!(message.contains("no API resource"), "{path}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn wrong_methods_are_json_405s_with_allow() {
+    let app = TestApp::new().await;
+    for (method, path, allowed) in [
+        (Method::PATCH, "/api/v1/pets", "GET,HEAD,POST"),
+        (Method::POST, "/api/v1/pets/1", "GET,HEAD,PUT,DELETE"),
+        (Method::DELETE, "/api/v1/store/inventory", "GET,HEAD"),
+        (Method::POST, "/api/v1/openapi.json", "GET,HEAD"),
+    ] {
+        let reply = app.request(method.clone(), path, None).await;
+        reply.assert_error(405, "method_not_allowed");
+        let mut allow: Vec<&str> = reply.header("allow").unwrap_or_default().split(',').map(str::trim).collect();
+        let mut expected: Vec<&str> = allowed.split(',').collect();
+        allow.sort();
+        expected.sort();
+        assert_eq!(allow, expected, "{method} {path}");
+    }
+}
+
+#[tokio::test]
+async fn chunked_bodies_over_the_limit_are_413() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    // A streamed body has no Content-Length: the limit must still hold.
+    let big = format!("{{\"name\": \"{}\", \"categoryId\": {dogs}}}", "x".repeat(80 * 1024));
+    let chunks: Vec<Result<String, std::io::Error>> = big.as_bytes().chunks(4096).map(|c| Ok(String::from_utf8_lossy(c).into_owned())).collect();
+    let body = axum::body::Body::from_stream(futures::stream::iter(chunks));
+    app.raw(Method::POST, "/api/v1/pets", Some("application/json"), body).await.assert_error(413, "payload_too_large");
+    assert_eq!(app.count("pets").await, 0);
+}
+
+#[tokio::test]
+async fn storefront_pages_stay_html() {
+    let app = TestApp::new().await;
+    let reply = app.get("/no/such/page").await;
+    assert_eq!(reply.status.as_u16(), 404);
+    assert!(reply.header("content-type").unwrap_or_default().starts_with("text/html"), "{:?}", reply.headers);
+}

@@ -1,0 +1,117 @@
+//! The OpenAPI document: its fixed facts, and that it and the router describe the
+//! same set of operations, both ways.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use axum::http::Method;
+use common::TestApp;
+use serde_json::Value;
+
+const METHODS: [&str; 6] = ["get", "post", "put", "patch", "delete", "options"];
+
+async fn document(app: &TestApp) -> Value {
+    let reply = app.get("/api/v1/openapi.json").await;
+    assert_eq!(reply.status.as_u16(), 200);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    reply.body
+}
+
+fn documented(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut operations = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in METHODS {
+            if item.get(method).is_some() {
+                operations.insert((method.to_owned(), path.clone()));
+            }
+        }
+    }
+    operations
+}
+
+#[tokio::test]
+async fn document_facts() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], "1.0.0");
+    assert_eq!(doc["servers"][0]["url"], "/api/v1");
+    let tags: Vec<&str> = doc["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(tags, ["Pets", "Store"]);
+
+    for (method, path) in documented(&doc) {
+        let operation = &doc["paths"][&path][&method];
+        assert_eq!(operation["x-stability"], "stable", "{method} {path}");
+        let deprecated = operation["deprecated"].as_bool().unwrap_or(false);
+        assert_eq!(deprecated, method == "get" && path == "/pets/{petId}", "{method} {path}");
+        if path != "/openapi.json" {
+            let tag = operation["tags"][0].as_str().unwrap_or_default();
+            assert!(tag == "Pets" || tag == "Store", "{method} {path} has tag {tag:?}");
+        }
+    }
+    assert_eq!(doc["paths"]["/pets/{petId}"]["get"]["x-sunset"], "2027-06-30");
+    assert!(doc["components"]["schemas"]["Error"].is_object());
+    assert_eq!(
+        doc["components"]["schemas"]["Pet"]["required"],
+        serde_json::json!(["id", "name", "categoryId", "status"])
+    );
+}
+
+/// A request reaches a handler unless the router's own fallbacks answer it (their 404
+/// says "no API resource"; every 405 is theirs).
+async fn served(app: &TestApp, method: &str, path: &str) -> bool {
+    let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+    let reply = app.request(method, &format!("/api/v1{path}"), None).await;
+    let fallback_404 = reply.status == 404 && reply.body["message"].as_str().unwrap_or("").starts_with("no API resource");
+    !(fallback_404 || reply.status == 405)
+}
+
+fn concrete(path: &str) -> String {
+    path.split('/').map(|seg| if seg.starts_with('{') { "1" } else { seg }).collect::<Vec<_>>().join("/")
+}
+
+/// Whether a concrete path fits a path template like `/pets/{petId}`.
+fn matches(template: &str, path: &str) -> bool {
+    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    t.len() == p.len() && t.iter().zip(&p).all(|(t, p)| t.starts_with('{') || t == p)
+}
+
+#[tokio::test]
+async fn every_documented_operation_is_served_and_nothing_else() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    let documented = documented(&doc);
+    assert!(documented.len() >= 14, "{documented:?}");
+
+    // Documented → served.
+    for (method, path) in &documented {
+        assert!(served(&app, method, &concrete(path)).await, "{method} {path} is documented but not served");
+    }
+
+    // Served → documented: every method on every documented path, on the paths one
+    // level up and down, and on a few plausible extras.
+    let mut candidates: BTreeSet<String> = BTreeSet::new();
+    for (_, path) in &documented {
+        let path = concrete(path);
+        candidates.insert(path.clone());
+        candidates.insert(format!("{path}/1"));
+        candidates.insert(format!("{path}/x"));
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            candidates.insert(if parent.is_empty() { "/".into() } else { parent.to_owned() });
+        }
+    }
+    for extra in ["/store/orders", "/keys", "/users", "/health", "/docs", "/openapi.yaml"] {
+        candidates.insert(extra.into());
+    }
+    for path in &candidates {
+        for method in METHODS {
+            if served(&app, method, path).await {
+                assert!(
+                    documented.iter().any(|(m, template)| m == method && matches(template, path)),
+                    "{method} {path} is served but not documented"
+                );
+            }
+        }
+    }
+}
