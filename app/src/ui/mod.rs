@@ -53,7 +53,10 @@ pub fn App() -> impl IntoView {
             <a class="skip-link" href="#main">"Skip to content"</a>
             <header class="site-header">
                 <nav class="nav" aria-label="Main">
-                    <A href="/" attr:class="brand">"🐾 Pet Store"</A>
+                    <A href="/" attr:class="brand">
+                        <img src="/favicon.svg" alt="" width="22" height="22"/>
+                        "Pet Store"
+                    </A>
                     <A href="/" exact=true>"Catalog"</A>
                     <A href="/categories">"Categories"</A>
                     <a href="/api/v1/openapi.json">"API"</a>
@@ -61,10 +64,12 @@ pub fn App() -> impl IntoView {
             </header>
             <main id="main" class="container">
                 <Routes fallback=|| view! { <NotFound/> }>
-                    <Route path=path!("/") view=CatalogPage/>
-                    // Async so that an unknown pet can answer with a real 404 status.
+                    // Async: the server sends each page whole, data included, so it reads
+                    // without JavaScript (streamed chunks need a script to fall into
+                    // place) and an unknown pet can answer with a real 404 status.
+                    <Route path=path!("/") view=CatalogPage ssr=SsrMode::Async/>
                     <Route path=path!("/pets/:id") view=PetPage ssr=SsrMode::Async/>
-                    <Route path=path!("/categories") view=CategoriesPage/>
+                    <Route path=path!("/categories") view=CategoriesPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">
