@@ -39,7 +39,7 @@ run: tools build-release
 test: tools end2end/node_modules/.package-lock.json test-rust build-release test-e2e
 
 test-rust:
-	cargo test --locked -p app -p server --features app/ssr
+	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
 
 build-release:
 	cargo leptos build --release

@@ -52,6 +52,17 @@ async fn document_facts() {
     }
     assert_eq!(doc["paths"]["/pets/{petId}"]["get"]["x-sunset"], "2027-06-30");
     assert!(doc["components"]["schemas"]["Error"].is_object());
+    // Every endpoint with a JSON body documents the body errors, in the Error shape.
+    for (method, path) in documented(&doc) {
+        let operation = &doc["paths"][&path][&method];
+        if operation.get("requestBody").is_none() {
+            continue;
+        }
+        for status in ["400", "413", "415", "422"] {
+            let schema = &operation["responses"][status]["content"]["application/json"]["schema"]["$ref"];
+            assert_eq!(schema, "#/components/schemas/Error", "{method} {path} {status}");
+        }
+    }
     assert_eq!(
         doc["components"]["schemas"]["Pet"]["required"],
         serde_json::json!(["id", "name", "categoryId", "status"])

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::extract::{Id, Json, Query};
-use super::{PageQuery, location, paged};
+use super::{BodyErrors, ListErrors, PageQuery, location, paged};
 use crate::AppState;
 
 /// List categories
@@ -19,7 +19,7 @@ use crate::AppState;
     responses(
         (status = 200, description = "One page of categories", body = Vec<Category>,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
-        (status = 422, description = "`limit` or `cursor` is malformed or out of range (`validation_failed`)", body = AppError),
+        ListErrors,
     ))]
 pub async fn list_categories(
     State(state): State<AppState>,
@@ -36,11 +36,8 @@ pub async fn list_categories(
     responses(
         (status = 201, description = "Created", body = Category,
             headers(("Location" = String, description = "URL of the new category"))),
-        (status = 400, description = "The body is not valid JSON (`bad_request`)", body = AppError),
         (status = 409, description = "A category of that name exists (`duplicate_name`)", body = AppError),
-        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
-        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
-        (status = 422, description = "A field is missing, unknown, or breaks a limit (`validation_failed`)", body = AppError),
+        BodyErrors,
     ))]
 pub async fn create_category(State(state): State<AppState>, Json(new): Json<NewCategory>) -> AppResult<impl IntoResponse> {
     let category = categories::create(&state.pool, new).await?;
@@ -67,12 +64,9 @@ pub async fn get_category(State(state): State<AppState>, Id(id): Id) -> AppResul
     request_body = NewCategory,
     responses(
         (status = 200, description = "The replaced category", body = Category),
-        (status = 400, description = "Malformed id or JSON (`bad_request`)", body = AppError),
         (status = 404, description = "No such category (`not_found`)", body = AppError),
         (status = 409, description = "Another category has that name (`duplicate_name`)", body = AppError),
-        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
-        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
-        (status = 422, description = "A field is missing, unknown, or breaks a limit (`validation_failed`)", body = AppError),
+        BodyErrors,
     ))]
 pub async fn replace_category(
     State(state): State<AppState>,

@@ -35,9 +35,17 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     }
 }
 
-/// Deserializes a body, telling malformed JSON (400) from well-formed JSON of the
+/// Deserializes a body, which must be a JSON object (every request body of this API
+/// is one; serde alone would also accept an array for a struct), telling malformed JSON (400) from well-formed JSON of the
 /// wrong shape (422, naming the field by its path).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')) {
+        // Well-formed or not, it is not an object: say what is expected.
+        if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+            return Err(AppError::new(ErrorCode::ValidationFailed, "the request body must be a JSON object"));
+        }
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
         let path = err.path().to_string();

@@ -7,7 +7,7 @@ use axum::extract::{OriginalUri, State};
 use axum::response::Response;
 
 use super::extract::{Id, Json, Query};
-use super::{PageQuery, paged};
+use super::{BodyErrors, ListErrors, PageQuery, paged};
 use crate::AppState;
 
 /// List stock
@@ -18,7 +18,7 @@ use crate::AppState;
     responses(
         (status = 200, description = "One page of inventory entries", body = Vec<InventoryItem>,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
-        (status = 422, description = "`limit` or `cursor` is malformed or out of range (`validation_failed`)", body = AppError),
+        ListErrors,
     ))]
 pub async fn list_inventory(
     State(state): State<AppState>,
@@ -50,11 +50,8 @@ pub async fn get_inventory(State(state): State<AppState>, Id(id): Id) -> AppResu
     request_body = InventoryUpdate,
     responses(
         (status = 200, description = "The updated entry", body = InventoryItem),
-        (status = 400, description = "Malformed id or JSON (`bad_request`)", body = AppError),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
-        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
-        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
-        (status = 422, description = "`quantity` is missing or outside 0 to 1,000,000 (`validation_failed`)", body = AppError),
+        BodyErrors,
     ))]
 pub async fn set_inventory(
     State(state): State<AppState>,

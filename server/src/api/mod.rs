@@ -76,6 +76,38 @@ pub struct PageQuery {
     pub cursor: Option<String>,
 }
 
+/// The errors of every endpoint that reads a JSON body, documented once.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum BodyErrors {
+    /// The body is not valid JSON, or a path id is not an integer (`bad_request`)
+    #[response(status = 400)]
+    BadRequest(AppError),
+    /// The body is over 64 KiB (`payload_too_large`)
+    #[response(status = 413)]
+    PayloadTooLarge(AppError),
+    /// The body is not sent as `application/json` (`unsupported_media_type`)
+    #[response(status = 415)]
+    UnsupportedMediaType(AppError),
+    /// A field is missing, unknown (named in the message), of the wrong type, or breaks a
+    /// limit, or an id in the body names nothing (`validation_failed`)
+    #[response(status = 422)]
+    ValidationFailed(AppError),
+}
+
+/// The errors of every list endpoint, documented once.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum ListErrors {
+    /// The query string cannot be decoded (`bad_request`)
+    #[response(status = 400)]
+    BadRequest(AppError),
+    /// A filter, `limit` or `cursor` is malformed or out of range; the message names it
+    /// (`validation_failed`)
+    #[response(status = 422)]
+    ValidationFailed(AppError),
+}
+
 /// A page of a listing: the body is the plain array; the next page, if any, is in
 /// `Link: <…>; rel="next"` (the request's own URL with the new cursor).
 pub fn paged<T: Serialize>(uri: &OriginalUri, page: Page<T>) -> Response {

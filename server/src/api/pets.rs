@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use utoipa::IntoParams;
 
 use super::extract::{Id, Json, Query};
-use super::{location, paged};
+use super::{BodyErrors, ListErrors, location, paged};
 use crate::{AppState, Config};
 
 /// Query parameters of `GET /pets`, kept as text so that the service can name a bad
@@ -48,7 +48,7 @@ pub struct PetListQuery {
     responses(
         (status = 200, description = "One page of pets", body = Vec<Pet>,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
-        (status = 422, description = "A filter, `limit` or `cursor` is malformed or out of range (`validation_failed`)", body = AppError),
+        ListErrors,
     ))]
 pub async fn list_pets(
     State(state): State<AppState>,
@@ -69,10 +69,7 @@ pub async fn list_pets(
     responses(
         (status = 201, description = "Created", body = Pet,
             headers(("Location" = String, description = "URL of the new pet"))),
-        (status = 400, description = "The body is not valid JSON (`bad_request`)", body = AppError),
-        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
-        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
-        (status = 422, description = "A field is missing, unknown, or breaks a limit; or `categoryId` names no category (`validation_failed`)", body = AppError),
+        BodyErrors,
     ))]
 pub async fn create_pet(State(state): State<AppState>, Json(new): Json<NewPet>) -> AppResult<impl IntoResponse> {
     let pet = pets::create(&state.pool, new).await?;
@@ -118,12 +115,9 @@ pub async fn get_pet(State(state): State<AppState>, Id(id): Id) -> Response {
     request_body = NewPet,
     responses(
         (status = 200, description = "The replaced pet", body = Pet),
-        (status = 400, description = "Malformed id or JSON (`bad_request`)", body = AppError),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
         (status = 409, description = "The status change is not allowed (`invalid_transition`)", body = AppError),
-        (status = 413, description = "The body is over 64 KiB (`payload_too_large`)", body = AppError),
-        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)", body = AppError),
-        (status = 422, description = "A field is missing, unknown, or breaks a limit (`validation_failed`)", body = AppError),
+        BodyErrors,
     ))]
 pub async fn replace_pet(State(state): State<AppState>, Id(id): Id, Json(new): Json<NewPet>) -> AppResult<axum::Json<Pet>> {
     pets::replace(&state.pool, id, new).await.map(axum::Json)
