@@ -25,31 +25,33 @@ RUN_ADDR ?= 127.0.0.1:3000
 # Where the browser tests start their own server, over a fresh database.
 E2E_ADDR ?= 127.0.0.1:3011
 
-.PHONY: help run test tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium build-release test-rust test-e2e
+.PHONY: help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium build-release test-rust test-e2e
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
 	@echo "make test  - install what is missing, run every test (Rust and browser)"
 
-run: tools build-release
+run: build-tools build-release
 	@mkdir -p data
 	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
 	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
 
-test: tools end2end/node_modules/.package-lock.json test-rust build-release test-e2e
+test: test-tools test-rust test-e2e
 
-test-rust:
+test-rust: toolchain
 	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
 
 build-release:
 	cargo leptos build --release
 
-test-e2e: end2end/node_modules/.package-lock.json
+test-e2e: test-tools build-release
 	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test
 
 # --- installing what is missing -------------------------------------------------------
 
-tools: toolchain cargo-leptos wasm-bindgen wasm-opt chromium
+# What building needs, and what testing needs on top (a browser and Playwright).
+build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
+test-tools: build-tools chromium end2end/node_modules/.package-lock.json
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -78,7 +80,7 @@ wasm-opt:
 
 chromium:
 	@if [ -x /usr/bin/chromium ]; then echo "ok: chromium"; \
-	else $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; fi
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
 # Playwright from the committed lock file; it never downloads a browser.
 end2end/node_modules/.package-lock.json: end2end/package-lock.json end2end/package.json

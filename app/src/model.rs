@@ -159,3 +159,126 @@ pub struct Page<T> {
     pub items: Vec<T>,
     pub next_cursor: Option<String>,
 }
+
+/// What a key may do (contract.md, "Endpoints": the role column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Customer,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Customer => "customer",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+/// A key's plan, which sets its rate limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    Free,
+    Pro,
+    Business,
+    Enterprise,
+}
+
+impl Plan {
+    pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pro, Plan::Business, Plan::Enterprise];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pro => "pro",
+            Plan::Business => "business",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    /// The plan's fixed limits; Enterprise has none of its own (set per key).
+    pub fn limits(self) -> Option<Limits> {
+        match self {
+            Plan::Free => Some(Limits { per_minute: 60, per_day: 1_000 }),
+            Plan::Pro => Some(Limits { per_minute: 300, per_day: 10_000 }),
+            Plan::Business => Some(Limits { per_minute: 1_000, per_day: 100_000 }),
+            Plan::Enterprise => None,
+        }
+    }
+}
+
+/// Requests allowed per UTC minute and per UTC day.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Limits {
+    #[cfg_attr(feature = "ssr", schema(minimum = 1))]
+    pub per_minute: u32,
+    #[cfg_attr(feature = "ssr", schema(minimum = 1))]
+    pub per_day: u32,
+}
+
+/// A key as the API shows it; the secret itself is never stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKey {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub id: i64,
+    pub name: String,
+    pub role: Role,
+    pub plan: Plan,
+    pub limits: Limits,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC; null while the key works.
+    pub revoked_at: Option<String>,
+}
+
+/// The answer to creating a key: the key, plus its secret, shown this once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKey {
+    #[serde(flatten)]
+    pub key_info: ApiKey,
+    /// The secret to send as `X-API-Key`. It cannot be shown again.
+    pub key: String,
+}
+
+/// Request body of the admin's `POST /keys`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewApiKey {
+    /// 1 to 100 characters.
+    pub name: String,
+    pub role: Role,
+    pub plan: Plan,
+    /// Required for (and only for) the Enterprise plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+}
+
+/// Request body of the self-service `POST /keys` (no key needed). May be empty.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SignUp {
+    /// A name to recognise the key by (default "Free key").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Who is calling: the key's id, role and limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Caller {
+    pub key_id: i64,
+    pub role: Role,
+    pub limits: Limits,
+}

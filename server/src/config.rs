@@ -1,6 +1,7 @@
 //! Settings read from the environment, with the defaults `make run` relies on.
 //! (`LEPTOS_SITE_ADDR` and the other `LEPTOS_*` variables are read by Leptos itself.)
 
+use app::services::limits::BanPolicy;
 use time::{Date, Month, OffsetDateTime};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/petstore.db";
@@ -17,6 +18,9 @@ pub struct Config {
     /// `PETSTORE_SUNSET_DATE` (YYYY-MM-DD, default 2027-06-30): from this instant
     /// (midnight UTC) on, `GET /pets/{petId}` answers 410.
     pub sunset: OffsetDateTime,
+    /// `PETSTORE_BAN_AFTER` (default 10) refusals in a window, then one more request
+    /// bans for `PETSTORE_BAN_MINUTES` (default 15).
+    pub bans: BanPolicy,
 }
 
 impl Default for Config {
@@ -26,6 +30,7 @@ impl Default for Config {
             demo_data: true,
             deprecation: midnight(2026, Month::November, 1),
             sunset: midnight(2027, Month::June, 30),
+            bans: BanPolicy::default(),
         }
     }
 }
@@ -48,6 +53,15 @@ impl Config {
         }
         if let Ok(date) = std::env::var("PETSTORE_SUNSET_DATE") {
             config.sunset = parse_date("PETSTORE_SUNSET_DATE", &date)?;
+        }
+        if let Ok(raw) = std::env::var("PETSTORE_BAN_AFTER") {
+            config.bans.after_refusals =
+                raw.parse().ok().filter(|n| *n > 0).ok_or("PETSTORE_BAN_AFTER must be a positive integer")?;
+        }
+        if let Ok(raw) = std::env::var("PETSTORE_BAN_MINUTES") {
+            let minutes: i64 =
+                raw.parse().ok().filter(|n| *n > 0).ok_or("PETSTORE_BAN_MINUTES must be a positive integer")?;
+            config.bans.seconds = minutes * 60;
         }
         Ok(config)
     }

@@ -7,6 +7,9 @@ pub mod config;
 use std::sync::Arc;
 
 use app::db::Pool;
+use app::services::auth::Authenticator;
+use app::services::clock::Clock;
+use app::services::limits::RateLimiter;
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
@@ -18,12 +21,29 @@ pub use config::Config;
 pub struct AppState {
     pub pool: Pool,
     pub config: Arc<Config>,
+    pub clock: Clock,
+    pub auth: Authenticator,
+    pub limiter: Arc<RateLimiter>,
+}
+
+impl AppState {
+    /// The state over an open pool: loads the rate-limit counters a previous run left.
+    pub async fn new(pool: Pool, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
+        let limiter = RateLimiter::load(clock.clone(), config.bans, &pool).await?;
+        Ok(AppState {
+            auth: Authenticator::new(pool.clone(), clock.clone()),
+            limiter: Arc::new(limiter),
+            pool,
+            config: Arc::new(config),
+            clock,
+        })
+    }
 }
 
 /// The whole application: REST API, server functions, pages and static assets.
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
-    let pool = state.pool.clone();
+    let context = (state.pool.clone(), state.auth.clone(), state.clock.clone());
     Router::new()
         .nest(api::BASE, api::router(state))
         // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
@@ -33,7 +53,11 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
         .leptos_routes_with_context(
             &leptos_options,
             routes,
-            move || provide_context(pool.clone()),
+            move || {
+                provide_context(context.0.clone());
+                provide_context(context.1.clone());
+                provide_context(context.2.clone());
+            },
             {
                 let leptos_options = leptos_options.clone();
                 move || app::shell(leptos_options.clone())

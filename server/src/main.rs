@@ -1,31 +1,82 @@
-//! `server` (or `server serve`): serves the pet store. Configuration comes from the
-//! environment (see `Config` and the README).
+//! The pet store server. `server` (or `server serve`) serves; `server keys …` manages
+//! API keys. Settings come from the environment (see `Config` and the README).
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 
+use app::model::{Limits, NewApiKey, Plan, Role};
+use app::services::clock::Clock;
+use app::services::keys;
+use clap::{Parser, Subcommand, ValueEnum};
 use leptos::prelude::get_configuration;
 use server::{AppState, Config};
 use tracing_subscriber::EnvFilter;
 
+#[derive(Parser)]
+#[command(name = "server", about = "The pet store: storefront and REST API over SQLite")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the store (the default).
+    Serve,
+    /// Manage API keys in the database at DATABASE_URL.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key and print only the secret on standard output.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        #[arg(long, value_enum, default_value = "free")]
+        plan: PlanArg,
+        /// Enterprise only: requests per minute.
+        #[arg(long)]
+        per_minute: Option<u32>,
+        /// Enterprise only: requests per day.
+        #[arg(long)]
+        per_day: Option<u32>,
+    },
+    /// List the keys (never their secrets).
+    List,
+    /// Revoke a key by id.
+    Revoke { id: i64 },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RoleArg {
+    Customer,
+    Admin,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlanArg {
+    Free,
+    Pro,
+    Business,
+    Enterprise,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
+    let cli = Cli::parse();
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")))
         .init();
-
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None | Some("serve") => {}
-        Some("-h" | "--help" | "help") => {
-            println!("usage: server [serve]\n\nServes the pet store. Settings come from the environment; see README.md.");
-            return ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            eprintln!("server: unknown command {other:?} (try --help)");
-            return ExitCode::from(2);
-        }
-    }
-    match serve().await {
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve().await,
+        Command::Keys(command) => manage_keys(command).await,
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("server: {message}");
@@ -34,27 +85,104 @@ async fn main() -> ExitCode {
     }
 }
 
+async fn open(config: &Config) -> Result<app::db::Pool, String> {
+    app::db::connect(&config.database_url).await.map_err(|e| format!("opening the database {}: {e}", config.database_url))
+}
+
+async fn manage_keys(command: KeysCommand) -> Result<(), String> {
+    let config = Config::from_env()?;
+    let pool = open(&config).await?;
+    let now = Clock::system().now();
+    match command {
+        KeysCommand::Create { name, role, plan, per_minute, per_day } => {
+            let role = match role {
+                RoleArg::Customer => Role::Customer,
+                RoleArg::Admin => Role::Admin,
+            };
+            let plan = match plan {
+                PlanArg::Free => Plan::Free,
+                PlanArg::Pro => Plan::Pro,
+                PlanArg::Business => Plan::Business,
+                PlanArg::Enterprise => Plan::Enterprise,
+            };
+            let limits = match (per_minute, per_day) {
+                (None, None) => None,
+                (Some(per_minute), Some(per_day)) => Some(Limits { per_minute, per_day }),
+                _ => return Err("give both --per-minute and --per-day".into()),
+            };
+            let created = keys::create(&pool, now, NewApiKey { name, role, plan, limits }).await.map_err(|e| e.message)?;
+            // Only the secret on stdout, so that scripts can capture it.
+            println!("{}", created.key);
+            eprintln!("created key {} ({}, {})", created.key_info.id, role.as_str(), plan.as_str());
+        }
+        KeysCommand::List => {
+            let mut page = app::services::paging::PageRequest { limit: 100, after: 0 };
+            println!("{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  name", "id", "role", "plan", "per min", "per day", "created", "revoked");
+            loop {
+                let rows = keys::list(&pool, page).await.map_err(|e| e.message)?;
+                for row in &rows.items {
+                    let key = row.to_api();
+                    println!(
+                        "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  {}",
+                        key.id,
+                        key.role.as_str(),
+                        key.plan.as_str(),
+                        key.limits.per_minute,
+                        key.limits.per_day,
+                        key.created_at,
+                        key.revoked_at.as_deref().unwrap_or("-"),
+                        key.name
+                    );
+                }
+                match rows.items.last() {
+                    Some(last) if rows.next_cursor.is_some() => page.after = last.id,
+                    _ => break,
+                }
+            }
+        }
+        KeysCommand::Revoke { id } => {
+            let row = keys::revoke(&pool, now, id).await.map_err(|e| e.message)?;
+            eprintln!("revoked key {} ({}); a running server stops accepting it within a second", row.id, row.name);
+        }
+    }
+    pool.close().await;
+    Ok(())
+}
+
 async fn serve() -> Result<(), String> {
     let config = Config::from_env()?;
     let leptos = get_configuration(None).map_err(|e| format!("reading the Leptos configuration: {e}"))?;
     let options = leptos.leptos_options;
     let addr = options.site_addr;
 
-    let pool = app::db::connect(&config.database_url)
-        .await
-        .map_err(|e| format!("opening the database {}: {e}", config.database_url))?;
+    let pool = open(&config).await?;
     if config.demo_data && app::services::demo::seed_if_empty(&pool).await.map_err(|e| e.message)? {
         tracing::info!("loaded the demo catalog into the empty database");
     }
+    let clock = Clock::system();
+    if keys::count(&pool).await.map_err(|e| e.message)? == 0 {
+        let admin = NewApiKey {
+            name: "First admin".into(),
+            role: Role::Admin,
+            plan: Plan::Enterprise,
+            limits: Some(Limits { per_minute: 10_000, per_day: 1_000_000 }),
+        };
+        let created = keys::create(&pool, clock.now(), admin).await.map_err(|e| e.message)?;
+        println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
+    }
 
-    let state = AppState { pool: pool.clone(), config: std::sync::Arc::new(config) };
+    let state = AppState::new(pool.clone(), config, clock).await.map_err(|e| e.message)?;
+    let flusher = state.limiter.clone().spawn_flusher(pool.clone());
+    let limiter = state.limiter.clone();
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("binding {addr}: {e}"))?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
-    axum::serve(listener, router)
+    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(|e| format!("serving: {e}"))?;
+    flusher.abort();
+    limiter.flush(&pool).await.map_err(|e| format!("saving rate-limit counters: {}", e.message))?;
     pool.close().await;
     Ok(())
 }

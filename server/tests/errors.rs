@@ -47,6 +47,20 @@ async fn chunked_bodies_over_the_limit_are_413() {
 }
 
 #[tokio::test]
+async fn a_declared_oversized_body_is_a_json_413() {
+    let app = TestApp::new().await;
+    // Content-Length over the limit: the limit layer answers before any handler.
+    let request = axum::http::Request::post("/api/v1/categories")
+        .header("content-type", "application/json")
+        .header("content-length", "71680")
+        .header("x-api-key", &app.admin)
+        .body(axum::body::Body::from(vec![b' '; 71680]))
+        .unwrap();
+    app.send(request).await.assert_error(413, "payload_too_large");
+    assert_eq!(app.count("categories").await, 0);
+}
+
+#[tokio::test]
 async fn storefront_pages_stay_html() {
     let app = TestApp::new().await;
     let reply = app.get("/no/such/page").await;

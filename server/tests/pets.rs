@@ -40,7 +40,7 @@ async fn create_rejects_bad_bodies_and_changes_nothing() {
         (json!({ "name": "Rex", "categoryId": 0 }), "categoryId"),
         (json!({ "name": "Rex", "categoryId": dogs, "status": "lost" }), "status"),
         (json!({ "name": "Rex", "categoryId": dogs, "colour": "brown" }), "colour"),
-        (json!({ "name": "Rex", "categoryId": dogs, "id": 5 }), "id"),
+        (json!({ "name": "Rex", "categoryId": dogs, "id": 5 }), "unknown field `id`"),
         (json!({ "name": "Re\u{0}x", "categoryId": dogs }), "name"),
         (json!(["Rex", dogs]), "object"),
         (json!("Rex"), "object"),
@@ -92,7 +92,13 @@ async fn get_by_id_is_deprecated_with_headers_on_every_response() {
     let missing = app.get("/api/v1/pets/424242").await;
     missing.assert_error(404, "not_found");
     assert_eq!(missing.header("deprecation"), Some("@1793491200"));
-    app.get("/api/v1/pets/abc").await.assert_error(400, "bad_request");
+    let bad = app.get("/api/v1/pets/abc").await;
+    bad.assert_error(400, "bad_request");
+    assert_eq!(bad.header("deprecation"), Some("@1793491200"));
+    assert_eq!(bad.header("link"), Some("</api/v1/pets>; rel=\"successor-version\""));
+    let anonymous = app.request_as(None, Method::GET, &format!("/api/v1/pets/{rex}"), None).await;
+    anonymous.assert_error(401, "missing_api_key");
+    assert_eq!(anonymous.header("sunset"), Some("Wed, 30 Jun 2027 00:00:00 GMT"));
     app.get("/api/v1/pets/0").await.assert_error(404, "not_found");
     app.get("/api/v1/pets/99999999999999999999").await.assert_error(400, "bad_request");
 }
@@ -206,7 +212,8 @@ async fn list_filters_by_status_category_name_and_ids() {
     let many = (1..=101).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
     app.get(&format!("/api/v1/pets?ids={many}")).await.assert_error(422, "validation_failed");
     // A parameter given twice is ambiguous.
-    app.get("/api/v1/pets?status=sold&status=available").await.assert_error(400, "bad_request");
+    let message = app.get("/api/v1/pets?status=sold&status=available").await.assert_error(422, "validation_failed").to_owned();
+    assert!(message.contains("status"), "{message}");
 }
 
 #[tokio::test]

@@ -110,6 +110,8 @@ pub fn CatalogPage() -> impl IntoView {
                                 name="q"
                                 placeholder="Search by name"
                                 maxlength="100"
+                                // `value` for the server-rendered page, `prop:value` once hydrated.
+                                value=move || query.read().q.clone().unwrap_or_default()
                                 prop:value=move || query.read().q.clone().unwrap_or_default()
                             />
                         </label>

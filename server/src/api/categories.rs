@@ -7,8 +7,9 @@ use axum::extract::{OriginalUri, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use super::auth::{Admin, Customer};
 use super::extract::{Id, Json, Query};
-use super::{BodyErrors, ListErrors, PageQuery, location, paged};
+use super::{AuthErrors, BodyErrors, ListErrors, PageQuery, location, paged};
 use crate::AppState;
 
 /// List categories
@@ -20,8 +21,9 @@ use crate::AppState;
         (status = 200, description = "One page of categories", body = Vec<Category>,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
         ListErrors,
+        AuthErrors,
     ))]
-pub async fn list_categories(
+pub async fn list_categories(_: Customer, 
     State(state): State<AppState>,
     uri: OriginalUri,
     Query(query): Query<PageQuery>,
@@ -38,8 +40,9 @@ pub async fn list_categories(
             headers(("Location" = String, description = "URL of the new category"))),
         (status = 409, description = "A category of that name exists (`duplicate_name`)", body = AppError),
         BodyErrors,
+        AuthErrors,
     ))]
-pub async fn create_category(State(state): State<AppState>, Json(new): Json<NewCategory>) -> AppResult<impl IntoResponse> {
+pub async fn create_category(_: Admin, State(state): State<AppState>, Json(new): Json<NewCategory>) -> AppResult<impl IntoResponse> {
     let category = categories::create(&state.pool, new).await?;
     Ok((StatusCode::CREATED, location(format!("/categories/{}", category.id)), axum::Json(category)))
 }
@@ -51,8 +54,9 @@ pub async fn create_category(State(state): State<AppState>, Json(new): Json<NewC
         (status = 200, description = "The category", body = Category),
         (status = 400, description = "`categoryId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such category (`not_found`)", body = AppError),
+        AuthErrors,
     ))]
-pub async fn get_category(State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<Category>> {
+pub async fn get_category(_: Customer, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<Category>> {
     categories::get(&state.pool, id).await.map(axum::Json)
 }
 
@@ -67,8 +71,9 @@ pub async fn get_category(State(state): State<AppState>, Id(id): Id) -> AppResul
         (status = 404, description = "No such category (`not_found`)", body = AppError),
         (status = 409, description = "Another category has that name (`duplicate_name`)", body = AppError),
         BodyErrors,
+        AuthErrors,
     ))]
-pub async fn replace_category(
+pub async fn replace_category(_: Admin, 
     State(state): State<AppState>,
     Id(id): Id,
     Json(new): Json<NewCategory>,
@@ -86,8 +91,9 @@ pub async fn replace_category(
         (status = 400, description = "`categoryId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such category (`not_found`)", body = AppError),
         (status = 409, description = "Pets still belong to it (`category_in_use`)", body = AppError),
+        AuthErrors,
     ))]
-pub async fn delete_category(State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
+pub async fn delete_category(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
     categories::delete(&state.pool, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -67,7 +67,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
     Ok(value)
 }
 
-fn is_json(headers: &axum::http::HeaderMap) -> bool {
+pub fn is_json(headers: &axum::http::HeaderMap) -> bool {
     let Some(content_type) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
         return false;
     };
@@ -94,12 +94,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Id {
         value
             .parse::<i64>()
             .map(Id)
-            .map_err(|_| AppError::new(ErrorCode::BadRequest, format!("{name} must be an integer (got {value:?})")))
+            .map_err(|_| AppError::new(ErrorCode::BadRequest, format!("{name} must be a 64-bit integer (got {value:?})")))
     }
 }
 
 /// A query string deserialized into `T` (whose fields are optional strings checked
-/// by the service); only an undecodable query string is rejected here.
+/// by the service); only a repeated parameter is rejected here.
 pub struct Query<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
@@ -107,8 +107,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, AppError> {
         let raw = parts.uri.query().unwrap_or("");
+        // A parameter given twice is ambiguous: a 422 naming it, like any bad value.
         serde_urlencoded::from_str(raw)
             .map(Query)
-            .map_err(|e| AppError::new(ErrorCode::BadRequest, format!("the query string is malformed: {e}")))
+            .map_err(|e| AppError::new(ErrorCode::ValidationFailed, format!("the query string is malformed: {e}")))
     }
 }

@@ -6,8 +6,9 @@ use app::services::{inventory, paging::PageRequest};
 use axum::extract::{OriginalUri, State};
 use axum::response::Response;
 
+use super::auth::{Admin, Customer};
 use super::extract::{Id, Json, Query};
-use super::{BodyErrors, ListErrors, PageQuery, paged};
+use super::{AuthErrors, BodyErrors, ListErrors, PageQuery, paged};
 use crate::AppState;
 
 /// List stock
@@ -19,8 +20,9 @@ use crate::AppState;
         (status = 200, description = "One page of inventory entries", body = Vec<InventoryItem>,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
         ListErrors,
+        AuthErrors,
     ))]
-pub async fn list_inventory(
+pub async fn list_inventory(_: Customer, 
     State(state): State<AppState>,
     uri: OriginalUri,
     Query(query): Query<PageQuery>,
@@ -36,8 +38,9 @@ pub async fn list_inventory(
         (status = 200, description = "The pet's inventory entry", body = InventoryItem),
         (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        AuthErrors,
     ))]
-pub async fn get_inventory(State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<InventoryItem>> {
+pub async fn get_inventory(_: Customer, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<InventoryItem>> {
     inventory::get(&state.pool, id).await.map(axum::Json)
 }
 
@@ -52,8 +55,9 @@ pub async fn get_inventory(State(state): State<AppState>, Id(id): Id) -> AppResu
         (status = 200, description = "The updated entry", body = InventoryItem),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
         BodyErrors,
+        AuthErrors,
     ))]
-pub async fn set_inventory(
+pub async fn set_inventory(_: Admin, 
     State(state): State<AppState>,
     Id(id): Id,
     Json(update): Json<InventoryUpdate>,

@@ -2,9 +2,11 @@
 //! (`app::error::AppError`) for every failure, and an OpenAPI document built from the
 //! same handler annotations that build the router.
 
+pub mod auth;
 pub mod categories;
 pub mod extract;
 pub mod inventory;
+pub mod keys;
 pub mod openapi;
 pub mod pets;
 
@@ -12,10 +14,11 @@ use app::error::{AppError, ErrorCode};
 use app::model::Page;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, OriginalUri};
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::AppState;
@@ -23,8 +26,8 @@ use crate::AppState;
 /// Where the API is mounted; `Location` and `Link` headers are built from it.
 pub const BASE: &str = "/api/v1";
 
-/// The API router (to be nested at [`BASE`]). Authentication and rate limits will be one
-/// more `.layer(...)` here, covering every route, the fallbacks included.
+/// The API router (to be nested at [`BASE`]). Authentication and rate limits are one
+/// layer (`auth::guard`) over every route, the fallbacks included.
 pub fn router<S>(state: AppState) -> Router<S> {
     openapi::routes(&state.config)
         // Both fallbacks after every route: axum applies the 405 one to the routes
@@ -38,7 +41,35 @@ pub fn router<S>(state: AppState) -> Router<S> {
         .layer(CatchPanicLayer::custom(|_| {
             AppError::internal("handler panicked", "panic").into_response()
         }))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
+        // Outermost: browsers' preflight requests are answered here, uncounted.
+        .layer(cors())
         .with_state(state)
+}
+
+/// CORS for third-party web apps: any origin, no credentials (keys travel in headers).
+fn cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            HeaderName::from_static("x-api-key"),
+            HeaderName::from_static("idempotency-key"),
+        ])
+        .expose_headers([
+            HeaderName::from_static("x-ratelimit-limit"),
+            HeaderName::from_static("x-ratelimit-remaining"),
+            HeaderName::from_static("x-ratelimit-reset"),
+            header::RETRY_AFTER,
+            HeaderName::from_static("deprecation"),
+            HeaderName::from_static("sunset"),
+            header::LINK,
+            header::LOCATION,
+            HeaderName::from_static("x-api-stability"),
+        ])
+        .max_age(std::time::Duration::from_secs(600))
 }
 
 pub async fn not_found(uri: OriginalUri) -> AppError {
@@ -93,6 +124,23 @@ pub enum BodyErrors {
     /// limit, or an id in the body names nothing (`validation_failed`)
     #[response(status = 422)]
     ValidationFailed(AppError),
+}
+
+/// The errors of every endpoint that needs a key, documented once.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum AuthErrors {
+    /// No key (`missing_api_key`, with `WWW-Authenticate: ApiKey`), or an unknown or
+    /// revoked one (`invalid_api_key`)
+    #[response(status = 401)]
+    Unauthorized(AppError),
+    /// The key's role may not do this (`forbidden`)
+    #[response(status = 403)]
+    Forbidden(AppError),
+    /// Over the key's rate limit (`rate_limited`) or banned after hammering
+    /// (`temporarily_banned`); see `Retry-After`
+    #[response(status = 429)]
+    TooManyRequests(AppError),
 }
 
 /// The errors of every list endpoint, documented once.

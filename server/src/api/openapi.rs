@@ -11,11 +11,12 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use utoipa::OpenApi;
 use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Deprecated, PathItem};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{categories, inventory, pets};
+use super::{categories, inventory, keys, pets};
 use crate::{AppState, Config};
 
 #[derive(OpenApi)]
@@ -32,12 +33,39 @@ use crate::{AppState, Config};
         (name = "Pets", description = "Pets and their categories"),
         (name = "Store", description = "Stock and, later, orders"),
     ),
-    components(schemas(AppError))
+    components(schemas(AppError)),
+    modifiers(&SecuritySchemes)
 )]
 struct ApiDoc;
 
+struct SecuritySchemes;
+
+impl utoipa::Modify for SecuritySchemes {
+    fn modify(&self, document: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = document.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "apiKey",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-API-Key",
+                "Get a Free key with POST /keys; the plan sets its rate limits",
+            ))),
+        );
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("The same key as a bearer token")).build()),
+        );
+    }
+}
+
 /// Every operation's stability (`x-stability`); anything not listed is `stable`.
-const STABILITY: &[(&str, &str)] = &[];
+/// Beta and experimental operations also answer with `X-API-Stability`.
+pub const STABILITY: &[(&str, &str)] = &[("createKey", "beta")];
+
+/// Operations that need no key (all others need one, sent as `X-API-Key` or
+/// `Authorization: Bearer`). Sign-up takes one optionally (an admin's creates any key).
+const KEY_OPTIONAL: &[&str] = &["createKey"];
+const PUBLIC: &[&str] = &["getOpenApiDocument"];
 
 /// The documented routes of the API and the document describing them.
 pub fn routes(config: &Config) -> Router<AppState> {
@@ -48,6 +76,8 @@ pub fn routes(config: &Config) -> Router<AppState> {
         .routes(routes!(categories::get_category, categories::replace_category, categories::delete_category))
         .routes(routes!(inventory::list_inventory))
         .routes(routes!(inventory::get_inventory, inventory::set_inventory))
+        .routes(routes!(keys::create_key, keys::list_keys))
+        .routes(routes!(keys::revoke_key))
         .routes(routes!(openapi_json))
         .split_for_parts();
     annotate(&mut document, config);
@@ -81,6 +111,16 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
                 extensions = extensions.add("x-sunset", sunset.clone());
             }
             operation.extensions.get_or_insert_with(Default::default).merge(extensions.build());
+            if !PUBLIC.contains(&id.as_str()) {
+                let mut security = vec![
+                    SecurityRequirement::new("apiKey", Vec::<String>::new()),
+                    SecurityRequirement::new("bearer", Vec::<String>::new()),
+                ];
+                if KEY_OPTIONAL.contains(&id.as_str()) {
+                    security.push(SecurityRequirement::default());
+                }
+                operation.security = Some(security);
+            }
         }
     }
 }

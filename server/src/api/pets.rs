@@ -10,8 +10,9 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 use utoipa::IntoParams;
 
+use super::auth::{Admin, Customer};
 use super::extract::{Id, Json, Query};
-use super::{BodyErrors, ListErrors, location, paged};
+use super::{AuthErrors, BodyErrors, ListErrors, location, paged};
 use crate::{AppState, Config};
 
 /// Query parameters of `GET /pets`, kept as text so that the service can name a bad
@@ -49,8 +50,9 @@ pub struct PetListQuery {
         (status = 200, description = "One page of pets", body = Vec<Pet>,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
         ListErrors,
+        AuthErrors,
     ))]
-pub async fn list_pets(
+pub async fn list_pets(_: Customer, 
     State(state): State<AppState>,
     uri: OriginalUri,
     Query(query): Query<PetListQuery>,
@@ -70,8 +72,9 @@ pub async fn list_pets(
         (status = 201, description = "Created", body = Pet,
             headers(("Location" = String, description = "URL of the new pet"))),
         BodyErrors,
+        AuthErrors,
     ))]
-pub async fn create_pet(State(state): State<AppState>, Json(new): Json<NewPet>) -> AppResult<impl IntoResponse> {
+pub async fn create_pet(_: Admin, State(state): State<AppState>, Json(new): Json<NewPet>) -> AppResult<impl IntoResponse> {
     let pet = pets::create(&state.pool, new).await?;
     Ok((StatusCode::CREATED, location(format!("/pets/{}", pet.id)), axum::Json(pet)))
 }
@@ -91,9 +94,22 @@ pub async fn create_pet(State(state): State<AppState>, Json(new): Json<NewPet>) 
         (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
         (status = 410, description = "Past the sunset date (`sunset`)", body = AppError),
+        AuthErrors,
     ))]
-pub async fn get_pet(State(state): State<AppState>, Id(id): Id) -> Response {
-    let headers = deprecation_headers(&state.config, id);
+pub async fn get_pet(
+    caller: Result<Customer, Response>,
+    State(state): State<AppState>,
+    id: Result<Id, AppError>,
+) -> Response {
+    // Deprecation headers go on every response of this operation, 401s and 400s included.
+    let headers = deprecation_headers(&state.config, id.as_ref().ok().map(|Id(id)| *id));
+    if let Err(rejection) = caller {
+        return (headers, rejection).into_response();
+    }
+    let id = match id {
+        Ok(Id(id)) => id,
+        Err(err) => return (headers, err).into_response(),
+    };
     let result = if OffsetDateTime::now_utc() >= state.config.sunset {
         Err(AppError::new(
             ErrorCode::Sunset,
@@ -118,8 +134,9 @@ pub async fn get_pet(State(state): State<AppState>, Id(id): Id) -> Response {
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
         (status = 409, description = "The status change is not allowed (`invalid_transition`)", body = AppError),
         BodyErrors,
+        AuthErrors,
     ))]
-pub async fn replace_pet(State(state): State<AppState>, Id(id): Id, Json(new): Json<NewPet>) -> AppResult<axum::Json<Pet>> {
+pub async fn replace_pet(_: Admin, State(state): State<AppState>, Id(id): Id, Json(new): Json<NewPet>) -> AppResult<axum::Json<Pet>> {
     pets::replace(&state.pool, id, new).await.map(axum::Json)
 }
 
@@ -132,18 +149,23 @@ pub async fn replace_pet(State(state): State<AppState>, Id(id): Id, Json(new): J
         (status = 204, description = "Deleted"),
         (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        AuthErrors,
     ))]
-pub async fn delete_pet(State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
+pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
     pets::delete(&state.pool, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and the successor `Link`.
-fn deprecation_headers(config: &Config, id: i64) -> HeaderMap {
+fn deprecation_headers(config: &Config, id: Option<i64>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let deprecation = format!("@{}", config.deprecation.unix_timestamp());
     let sunset = http_date(config.sunset);
-    let link = format!("<{}/pets?ids={id}>; rel=\"successor-version\"", super::BASE);
+    let successor = match id {
+        Some(id) => format!("{}/pets?ids={id}", super::BASE),
+        None => format!("{}/pets", super::BASE),
+    };
+    let link = format!("<{successor}>; rel=\"successor-version\"");
     for (name, value) in [("deprecation", deprecation), ("sunset", sunset)] {
         if let Ok(value) = HeaderValue::from_str(&value) {
             headers.insert(name, value);

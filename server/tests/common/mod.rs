@@ -2,7 +2,14 @@
 
 #![allow(dead_code)]
 
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use app::model::{Limits, NewApiKey, Plan, Role};
+use app::services::clock::Clock;
+use app::services::keys;
+use axum::extract::ConnectInfo;
 
 use axum::Router;
 use axum::body::Body;
@@ -16,8 +23,16 @@ use tower::ServiceExt;
 pub struct TestApp {
     pub router: Router,
     pub pool: app::db::Pool,
-    _dir: tempfile::TempDir,
+    pub state: AppState,
+    /// An admin key with limits high enough never to get in a test's way.
+    pub admin: String,
+    /// The clock the app sees: starts at the beginning of a UTC minute.
+    pub now: Arc<AtomicI64>,
+    pub dir: tempfile::TempDir,
 }
+
+/// 2026-11-22T10:00:00Z, the start of a minute.
+pub const T0: i64 = 1_795_428_000;
 
 pub struct Reply {
     pub status: StatusCode,
@@ -50,14 +65,44 @@ impl TestApp {
 
     pub async fn with_config(config: Config) -> TestApp {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let url = format!("sqlite://{}", dir.path().join("test.db").display());
-        let pool = app::db::connect(&url).await.expect("the database opens");
-        let state = AppState { pool: pool.clone(), config: Arc::new(Config { database_url: url, ..config }) };
-        let options = LeptosOptions::builder().output_name("petstore").build();
-        TestApp { router: server::app(state, options), pool, _dir: dir }
+        TestApp::open(dir, config, Arc::new(AtomicI64::new(T0))).await
     }
 
-    pub async fn send(&self, request: Request<Body>) -> Reply {
+    /// The app over the database in `dir` (a restart when that database has data).
+    pub async fn open(dir: tempfile::TempDir, config: Config, now: Arc<AtomicI64>) -> TestApp {
+        let url = format!("sqlite://{}", dir.path().join("test.db").display());
+        let pool = app::db::connect(&url).await.expect("the database opens");
+        let clock = Clock::manual(now.clone());
+        let state = AppState::new(pool.clone(), Config { database_url: url, ..config }, clock).await.unwrap();
+        let options = LeptosOptions::builder().output_name("petstore").build();
+        let admin = match sqlx::query_scalar::<_, String>("SELECT name FROM api_keys WHERE name = 'test admin'").fetch_optional(&pool).await.unwrap() {
+            Some(_) => std::fs::read_to_string(dir.path().join("admin.key")).unwrap(),
+            None => {
+                let limits = Some(Limits { per_minute: 1_000_000, per_day: 1_000_000 });
+                let new = NewApiKey { name: "test admin".into(), role: Role::Admin, plan: Plan::Enterprise, limits };
+                let key = keys::create(&pool, T0, new).await.unwrap().key;
+                std::fs::write(dir.path().join("admin.key"), &key).unwrap();
+                key
+            }
+        };
+        TestApp { router: server::app(state.clone(), options), pool, state, admin, now, dir }
+    }
+
+    pub fn set_time(&self, unix: i64) {
+        self.now.store(unix, Ordering::SeqCst);
+    }
+
+    /// A new key of this role and plan (through the service, as the CLI does).
+    pub async fn key(&self, role: Role, plan: Plan, limits: Option<Limits>) -> (i64, String) {
+        let new = NewApiKey { name: format!("{} key", role.as_str()), role, plan, limits };
+        let created = keys::create(&self.pool, T0, new).await.unwrap();
+        (created.key_info.id, created.key)
+    }
+
+    pub async fn send(&self, mut request: Request<Body>) -> Reply {
+        if request.extensions().get::<ConnectInfo<SocketAddr>>().is_none() {
+            request.extensions_mut().insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000))));
+        }
         let response = self.router.clone().oneshot(request).await.expect("the router answers");
         let status = response.status();
         let headers = response.headers().clone();
@@ -68,7 +113,15 @@ impl TestApp {
     }
 
     pub async fn request(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
+        self.request_as(Some(&self.admin.clone()), method, path, body).await
+    }
+
+    /// A request with this key (or none), from 127.0.0.1.
+    pub async fn request_as(&self, key: Option<&str>, method: Method, path: &str, body: Option<Value>) -> Reply {
         let mut builder = Request::builder().method(method).uri(path);
+        if let Some(key) = key {
+            builder = builder.header("x-api-key", key);
+        }
         let body = match body {
             Some(value) => {
                 builder = builder.header(header::CONTENT_TYPE, "application/json");
@@ -97,7 +150,7 @@ impl TestApp {
 
     /// Sends a raw body with the given content type.
     pub async fn raw(&self, method: Method, path: &str, content_type: Option<&str>, body: impl Into<Body>) -> Reply {
-        let mut builder = Request::builder().method(method).uri(path);
+        let mut builder = Request::builder().method(method).uri(path).header("x-api-key", &self.admin);
         if let Some(content_type) = content_type {
             builder = builder.header(header::CONTENT_TYPE, content_type);
         }

@@ -1,0 +1,38 @@
+//! The time the limiter and the key service see: the system's, or in tests one that
+//! is set by hand (window rollovers and ban expiry without sleeping).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Unix seconds, UTC.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> i64 + Send + Sync>);
+
+impl Clock {
+    pub fn system() -> Clock {
+        Clock(Arc::new(|| time::OffsetDateTime::now_utc().unix_timestamp()))
+    }
+
+    /// A clock that reads `now`; move it with `now.store(..)` / `fetch_add(..)`.
+    pub fn manual(now: Arc<AtomicI64>) -> Clock {
+        Clock(Arc::new(move || now.load(Ordering::SeqCst)))
+    }
+
+    pub fn now(&self) -> i64 {
+        (self.0)()
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::system()
+    }
+}
+
+/// RFC 3339 text of a Unix time, as the API shows times.
+pub fn rfc3339(unix: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_default()
+}

@@ -1,0 +1,200 @@
+//! API keys: issuing, listing, revoking, and recognising a presented key.
+//!
+//! A key reads `psk_<prefix>_<secret>`: 40 random bits of prefix (stored, to find the
+//! row) and 128 random bits of secret, both from the OS generator. Only the SHA-256 of
+//! the whole key is stored; it is compared in constant time.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::db::Pool;
+use crate::error::{AppError, AppResult};
+use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
+use crate::services::clock::rfc3339;
+use crate::services::paging::PageRequest;
+use crate::services::validate;
+
+const KEY_TAG: &str = "psk";
+
+/// A stored key as the authenticator needs it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct KeyRow {
+    pub id: i64,
+    pub prefix: String,
+    pub key_hash: Vec<u8>,
+    pub name: String,
+    pub role: Role,
+    pub plan: Plan,
+    pub per_minute: i64,
+    pub per_day: i64,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+impl KeyRow {
+    pub fn limits(&self) -> Limits {
+        Limits { per_minute: self.per_minute as u32, per_day: self.per_day as u32 }
+    }
+
+    pub fn caller(&self) -> Caller {
+        Caller { key_id: self.id, role: self.role, limits: self.limits() }
+    }
+
+    pub fn to_api(&self) -> ApiKey {
+        ApiKey {
+            id: self.id,
+            name: self.name.clone(),
+            role: self.role,
+            plan: self.plan,
+            limits: self.limits(),
+            created_at: rfc3339(self.created_at),
+            revoked_at: self.revoked_at.map(rfc3339),
+        }
+    }
+
+    /// Whether `presented` is this key (constant time in the secret).
+    pub fn matches(&self, presented: &str) -> bool {
+        bool::from(hash(presented).as_slice().ct_eq(&self.key_hash))
+    }
+}
+
+pub fn hash(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+/// The prefix of a presented key, if it has the shape of one of ours.
+pub fn prefix_of(presented: &str) -> Option<&str> {
+    let rest = presented.strip_prefix(KEY_TAG)?.strip_prefix('_')?;
+    let (prefix, secret) = rest.split_once('_')?;
+    (!prefix.is_empty() && !secret.is_empty()).then_some(prefix)
+}
+
+fn random_bytes<const N: usize>() -> AppResult<[u8; N]> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).map_err(|e| AppError::internal("OS random generator", e))?;
+    Ok(bytes)
+}
+
+/// A random token for sessions and keys: `N` bytes from the OS, base64url.
+pub fn random_token<const N: usize>() -> AppResult<String> {
+    Ok(URL_SAFE_NO_PAD.encode(random_bytes::<N>()?))
+}
+
+/// Admin creation (API, console, CLI): any role and plan; Enterprise needs limits.
+pub async fn create(pool: &Pool, now: i64, new: NewApiKey) -> AppResult<CreatedApiKey> {
+    let name = validate::name("name", &new.name)?;
+    let limits = match (new.plan.limits(), new.limits) {
+        (Some(fixed), None) => fixed,
+        (Some(_), Some(_)) => {
+            return Err(AppError::validation("limits", "only Enterprise keys take custom limits"));
+        }
+        (None, Some(custom)) => {
+            if custom.per_minute == 0 || custom.per_day == 0 {
+                return Err(AppError::validation("limits", "perMinute and perDay must be at least 1"));
+            }
+            custom
+        }
+        (None, None) => return Err(AppError::validation("limits", "an Enterprise key needs perMinute and perDay")),
+    };
+    insert(pool, now, &name.text, new.role, new.plan, limits).await
+}
+
+/// Self-service sign-up: a Free customer key.
+pub async fn sign_up(pool: &Pool, now: i64, request: SignUp) -> AppResult<CreatedApiKey> {
+    let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
+    let limits = Plan::Free.limits().expect("Free has fixed limits");
+    insert(pool, now, &name.text, Role::Customer, Plan::Free, limits).await
+}
+
+async fn insert(pool: &Pool, now: i64, name: &str, role: Role, plan: Plan, limits: Limits) -> AppResult<CreatedApiKey> {
+    let prefix = hex(&random_bytes::<5>()?);
+    let key = format!("{KEY_TAG}_{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()?));
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&prefix)
+    .bind(hash(&key).as_slice())
+    .bind(name)
+    .bind(role)
+    .bind(plan)
+    .bind(i64::from(limits.per_minute))
+    .bind(i64::from(limits.per_day))
+    .bind(now)
+    .fetch_one(pool)
+    .await?;
+    let key_info =
+        ApiKey { id, name: name.to_owned(), role, plan, limits, created_at: rfc3339(now), revoked_at: None };
+    Ok(CreatedApiKey { key_info, key })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const COLUMNS: &str = "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";
+
+pub async fn find_by_prefix(pool: &Pool, prefix: &str) -> AppResult<Option<KeyRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE prefix = ?"))).bind(prefix).fetch_optional(pool).await?)
+}
+
+pub async fn get(pool: &Pool, id: i64) -> AppResult<KeyRow> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::not_found("key", id))
+}
+
+pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<KeyRow>> {
+    let rows: Vec<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id > ? ORDER BY id LIMIT ?")))
+        .bind(page.after)
+        .bind(page.fetch_limit())
+        .fetch_all(pool)
+        .await?;
+    Ok(page.finish(rows, |row| row.id))
+}
+
+/// Revokes a key (idempotent: a revoked key keeps its first revocation time) and ends
+/// its browser sessions.
+pub async fn revoke(pool: &Pool, now: i64, id: i64) -> AppResult<KeyRow> {
+    let mut tx = crate::db::begin_write(pool).await?;
+    let updated = sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?")
+        .bind(now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    if updated.rows_affected() == 0 {
+        return Err(AppError::not_found("key", id));
+    }
+    sqlx::query("DELETE FROM sessions WHERE key_id = ?").bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    get(pool, id).await
+}
+
+pub async fn count(pool: &Pool) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM api_keys").fetch_one(pool).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_read_only_from_well_formed_keys() {
+        assert_eq!(prefix_of("psk_0a1b2c3d4e_secret"), Some("0a1b2c3d4e"));
+        for bad in ["", "psk_", "psk__x", "psk_abc_", "xsk_abc_def", "psk_abc"] {
+            assert_eq!(prefix_of(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_random_and_long_enough() {
+        let a = random_token::<16>().unwrap();
+        let b = random_token::<16>().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 22, "16 bytes = 128 bits in base64url");
+    }
+}

@@ -1,0 +1,146 @@
+//! Authentication and rate limits for every API request, as one layer (`guard`), and
+//! the role extractors handlers ask for (`Customer`, `Admin`).
+//!
+//! The guard reads the key, counts the request against its subject (the key, or the
+//! client IP when there is no valid key) and answers 429 itself when the subject is over
+//! its limit or banned. Every response it passes, errors included, gets the
+//! `X-RateLimit-*` headers. Whether a route needs a key is the handler's business: it
+//! names `Customer` or `Admin` among its arguments, or neither for public routes.
+
+use std::net::SocketAddr;
+
+use app::error::{AppError, ErrorCode};
+use app::model::{Caller, Limits, Plan, Role};
+use app::services::auth::{self, Presented};
+use app::services::limits::{Verdict, WindowState};
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::AppState;
+
+/// The outcome of reading the request's key, for the extractors.
+#[derive(Clone)]
+struct Authenticated(Result<Option<Caller>, AppError>);
+
+/// The client's address (the TCP peer; no proxy headers are trusted).
+pub fn client_ip(parts_extensions: &axum::http::Extensions) -> String {
+    parts_extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unknown".to_owned(), |ConnectInfo(addr)| addr.ip().to_string())
+}
+
+fn presented_key(headers: &HeaderMap) -> Presented<'_> {
+    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        return Presented::Key(key.trim());
+    }
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+    match bearer {
+        Some(key) => Presented::Key(key.trim()),
+        None => Presented::Nothing,
+    }
+}
+
+/// The layer in front of every API route (fallbacks included).
+pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let authenticated = state.auth.authenticate(presented_key(request.headers())).await;
+    let (subject, limits) = match &authenticated {
+        Ok(Some(caller)) => (format!("key:{}", caller.key_id), caller.limits),
+        // No key, or one that does not work: the client IP, at the Free plan's numbers.
+        _ => (format!("ip:{}", client_ip(request.extensions())), free_limits()),
+    };
+    let verdict = state.limiter.check(&subject, limits);
+    let mut response = match verdict {
+        Verdict::Allowed(_) => {
+            request.extensions_mut().insert(Authenticated(authenticated));
+            next.run(request).await
+        }
+        Verdict::Limited { retry_after, window } => too_many(
+            AppError::new(ErrorCode::RateLimited, format!("rate limit of {} requests reached; retry in {retry_after} s", window.limit)),
+            retry_after,
+        ),
+        Verdict::Banned { retry_after, .. } => too_many(
+            AppError::new(
+                ErrorCode::TemporarilyBanned,
+                format!("too many requests after being limited; banned for another {retry_after} s"),
+            ),
+            retry_after,
+        ),
+    };
+    rate_limit_headers(response.headers_mut(), verdict.window());
+    response
+}
+
+pub fn free_limits() -> Limits {
+    Plan::Free.limits().expect("Free has fixed limits")
+}
+
+fn too_many(error: AppError, retry_after: i64) -> Response {
+    let mut response = error.into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
+    response
+}
+
+pub fn rate_limit_headers(headers: &mut HeaderMap, window: WindowState) {
+    headers.insert("x-ratelimit-limit", HeaderValue::from(window.limit));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
+    headers.insert("x-ratelimit-reset", HeaderValue::from(window.reset));
+}
+
+fn caller_for(parts: &Parts, role: Role) -> Result<Caller, AppError> {
+    match parts.extensions.get::<Authenticated>() {
+        Some(Authenticated(Ok(caller))) => auth::require(*caller, role),
+        Some(Authenticated(Err(err))) => Err(err.clone()),
+        None => Err(AppError::internal("auth", "route is not behind the guard layer")),
+    }
+}
+
+fn unauthorized(err: AppError) -> Response {
+    let mut response = err.clone().into_response();
+    if err.status == 401 {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("ApiKey"));
+    }
+    response
+}
+
+/// Any valid key (the contract's "customer" role; admins may do all customers may).
+pub struct Customer(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for Customer {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
+        caller_for(parts, Role::Customer).map(Customer).map_err(unauthorized)
+    }
+}
+
+/// An admin key.
+pub struct Admin(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for Admin {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
+        caller_for(parts, Role::Admin).map(Admin).map_err(unauthorized)
+    }
+}
+
+/// The caller if a valid key came with the request, for routes that work either way.
+pub struct MaybeCaller(pub Option<Caller>);
+
+impl<S: Send + Sync> FromRequestParts<S> for MaybeCaller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
+        match parts.extensions.get::<Authenticated>() {
+            Some(Authenticated(Ok(caller))) => Ok(MaybeCaller(*caller)),
+            Some(Authenticated(Err(err))) => Err(unauthorized(err.clone())),
+            None => Ok(MaybeCaller(None)),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! `/keys`: self-service sign-up (no key needed), and the admin's list, create and
+//! revoke.
+
+use app::error::{AppError, AppResult, ErrorCode};
+use app::model::{ApiKey, CreatedApiKey, Limits, NewApiKey, Role, SignUp};
+use app::services::{keys, paging::PageRequest};
+use axum::body::Bytes;
+use axum::extract::{OriginalUri, State};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::auth::{Admin, MaybeCaller, client_ip};
+use super::extract::{Id, Query, is_json, parse_json};
+use super::{AuthErrors, BodyErrors, ListErrors, PageQuery, location, paged};
+use crate::AppState;
+
+/// Sign-ups one client IP may make: 5 a minute, 20 a day.
+const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
+
+/// Create a key (beta)
+///
+/// Without a key (or with a customer key): self-service sign-up, a Free customer key;
+/// the body `{"name"?}` may be empty. With an admin key: any role and plan, body
+/// `NewApiKey` (Enterprise keys need `limits`). The secret is in `key`, shown this
+/// once. Sign-ups are limited per client IP (5 a minute, 20 a day).
+#[utoipa::path(post, path = "/keys", tag = "Store", operation_id = "createKey",
+    request_body(content = NewApiKey, description = "`NewApiKey` with an admin key; else `SignUp` or nothing"),
+    responses(
+        (status = 201, description = "Created; `key` is the secret", body = CreatedApiKey,
+            headers(("Location" = String, description = "URL of the new key"))),
+        BodyErrors,
+        AuthErrors,
+    ))]
+pub async fn create_key(
+    MaybeCaller(caller): MaybeCaller,
+    State(state): State<AppState>,
+    extensions: Extensions,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let result = create(&state, caller.is_some_and(|c| c.role == Role::Admin), &extensions, &headers, &body).await;
+    let mut response = match result {
+        Ok(created) => {
+            (StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), axum::Json(created)).into_response()
+        }
+        Err(err) => err.into_response(),
+    };
+    response.headers_mut().insert("x-api-stability", HeaderValue::from_static("beta"));
+    response
+}
+
+async fn create(state: &AppState, admin: bool, extensions: &Extensions, headers: &HeaderMap, body: &[u8]) -> AppResult<CreatedApiKey> {
+    let has_body = body.iter().any(|b| !b.is_ascii_whitespace());
+    if has_body && !is_json(headers) {
+        return Err(AppError::new(ErrorCode::UnsupportedMediaType, "the request body must be sent as application/json"));
+    }
+    let now = state.clock.now();
+    if admin {
+        if !has_body {
+            return Err(AppError::new(ErrorCode::ValidationFailed, "missing field `name`, `role` and `plan`"));
+        }
+        return keys::create(&state.pool, now, parse_json::<NewApiKey>(body)?).await;
+    }
+    let request = if has_body { parse_json::<SignUp>(body)? } else { SignUp::default() };
+    let subject = format!("signup:{}", client_ip(extensions));
+    if let app::services::limits::Verdict::Limited { retry_after, .. } | app::services::limits::Verdict::Banned { retry_after, .. } =
+        state.limiter.check(&subject, SIGN_UPS_PER_IP)
+    {
+        return Err(AppError::new(
+            ErrorCode::RateLimited,
+            format!("too many sign-ups from this address; retry in {retry_after} s"),
+        ));
+    }
+    keys::sign_up(&state.pool, now, request).await
+}
+
+/// List keys (admin)
+#[utoipa::path(get, path = "/keys", tag = "Store", operation_id = "listKeys",
+    params(PageQuery),
+    responses(
+        (status = 200, description = "One page of keys, without their secrets", body = Vec<ApiKey>,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when there is a next page"))),
+        ListErrors,
+        AuthErrors,
+    ))]
+pub async fn list_keys(
+    _: Admin,
+    State(state): State<AppState>,
+    uri: OriginalUri,
+    Query(query): Query<PageQuery>,
+) -> AppResult<Response> {
+    let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
+    let rows = keys::list(&state.pool, page).await?;
+    let page = app::model::Page { items: rows.items.iter().map(|row| row.to_api()).collect::<Vec<_>>(), next_cursor: rows.next_cursor };
+    Ok(paged(&uri, page))
+}
+
+/// Revoke a key (admin)
+///
+/// The key stops working with the next request and its browser sessions end.
+/// Revoking a revoked key changes nothing.
+#[utoipa::path(delete, path = "/keys/{keyId}", tag = "Store", operation_id = "revokeKey",
+    params(("keyId" = i64, Path, description = "Id of the key", minimum = 1)),
+    responses(
+        (status = 200, description = "The revoked key", body = ApiKey),
+        (status = 400, description = "`keyId` is not an integer (`bad_request`)", body = AppError),
+        (status = 404, description = "No such key (`not_found`)", body = AppError),
+        AuthErrors,
+    ))]
+pub async fn revoke_key(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<ApiKey>> {
+    Ok(axum::Json(state.auth.revoke(id).await?.to_api()))
+}
