@@ -39,3 +39,129 @@ pub async fn pet(id: i64) -> Result<PetCard, AppError> {
 pub async fn categories() -> Result<Vec<CategorySummary>, AppError> {
     crate::services::categories::summaries(&pool()?).await
 }
+
+/// A key as the staff page lists it, with today's request count.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KeyUsage {
+    pub key: crate::model::ApiKey,
+    pub used_today: i64,
+}
+
+#[cfg(feature = "ssr")]
+mod session {
+    use axum::http::{HeaderMap, HeaderValue, header};
+    use leptos::prelude::*;
+
+    use crate::error::AppError;
+    use crate::model::Caller;
+    use crate::services::clock::Clock;
+    use crate::services::sessions;
+
+    pub fn clock() -> Clock {
+        use_context::<Clock>().unwrap_or_default()
+    }
+
+    async fn token() -> Option<String> {
+        let headers: HeaderMap = leptos_axum::extract().await.ok()?;
+        let cookie = headers.get(header::COOKIE)?.to_str().ok()?;
+        sessions::token_from_cookie_header(cookie).map(str::to_owned)
+    }
+
+    /// The signed-in caller, from the session cookie.
+    pub async fn caller() -> Result<Option<Caller>, AppError> {
+        match token().await {
+            Some(token) => sessions::caller(&super::pool()?, clock().now(), &token).await,
+            None => Ok(None),
+        }
+    }
+
+    pub async fn start(key_id: i64) -> Result<(), AppError> {
+        let token = sessions::start(&super::pool()?, clock().now(), key_id).await?;
+        set_cookie(&sessions::cookie(Some(&token)));
+        Ok(())
+    }
+
+    pub async fn end() -> Result<(), AppError> {
+        if let Some(token) = token().await {
+            sessions::end(&super::pool()?, &token).await?;
+        }
+        set_cookie(&sessions::cookie(None));
+        Ok(())
+    }
+
+    fn set_cookie(value: &str) {
+        if let (Some(response), Ok(value)) = (use_context::<leptos_axum::ResponseOptions>(), HeaderValue::from_str(value)) {
+            response.append_header(header::SET_COOKIE, value);
+        }
+    }
+
+    pub async fn client_ip() -> String {
+        use axum::extract::ConnectInfo;
+        match leptos_axum::extract::<ConnectInfo<std::net::SocketAddr>>().await {
+            Ok(ConnectInfo(addr)) => addr.ip().to_string(),
+            Err(_) => "unknown".into(),
+        }
+    }
+}
+
+/// Who is signed in on this browser, if anyone.
+#[server(prefix = "/_app", endpoint = "viewer")]
+pub async fn viewer() -> Result<Option<crate::model::Caller>, AppError> {
+    session::caller().await
+}
+
+/// Signs in with a key: checks it like the REST API does, then starts a session.
+#[server(prefix = "/_app", endpoint = "sign_in")]
+pub async fn sign_in(key: String) -> Result<(), AppError> {
+    use crate::services::auth::{Authenticator, Presented};
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(AppError::validation("key", "paste the API key you were given"));
+    }
+    let auth = use_context::<Authenticator>().ok_or_else(|| AppError::internal("server function", "no authenticator"))?;
+    let caller = auth.authenticate(Presented::Key(key)).await?.ok_or_else(crate::services::auth::invalid_key)?;
+    session::start(caller.key_id).await?;
+    leptos_axum::redirect("/");
+    Ok(())
+}
+
+/// Signs up for a Free key (limited per IP, like `POST /api/v1/keys`) and signs in.
+#[server(prefix = "/_app", endpoint = "sign_up")]
+pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey, AppError> {
+    use crate::services::{keys, limits::RateLimiter};
+    let limiter = use_context::<std::sync::Arc<RateLimiter>>().ok_or_else(|| AppError::internal("server function", "no limiter"))?;
+    let name = name.filter(|n| !n.trim().is_empty());
+    let ip = session::client_ip().await;
+    let created = keys::sign_up(&pool()?, &limiter, session::clock().now(), &ip, crate::model::SignUp { name }).await?;
+    session::start(created.key_info.id).await?;
+    Ok(created)
+}
+
+#[server(prefix = "/_app", endpoint = "sign_out")]
+pub async fn sign_out() -> Result<(), AppError> {
+    session::end().await?;
+    leptos_axum::redirect("/");
+    Ok(())
+}
+
+/// Every key with today's usage: staff only, by the same role rule as the REST API.
+#[server(prefix = "/_app", endpoint = "admin_keys")]
+pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
+    use crate::model::Role;
+    use crate::services::{auth, keys, limits::RateLimiter, paging::PageRequest};
+    auth::require(session::caller().await?, Role::Admin)?;
+    let limiter = use_context::<std::sync::Arc<RateLimiter>>().ok_or_else(|| AppError::internal("server function", "no limiter"))?;
+    let mut page = PageRequest { limit: 100, after: 0 };
+    let mut all = Vec::new();
+    loop {
+        let rows = keys::list(&pool()?, page).await?;
+        for row in &rows.items {
+            all.push(KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) });
+        }
+        match (rows.next_cursor, rows.items.last()) {
+            (Some(_), Some(last)) => page.after = last.id,
+            _ => break,
+        }
+    }
+    Ok(all)
+}

@@ -43,7 +43,7 @@ impl AppState {
 /// The whole application: REST API, server functions, pages and static assets.
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
-    let context = (state.pool.clone(), state.auth.clone(), state.clock.clone());
+    let context = (state.pool.clone(), state.auth.clone(), state.clock.clone(), state.limiter.clone());
     Router::new()
         .nest(api::BASE, api::router(state))
         // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
@@ -57,6 +57,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
                 provide_context(context.0.clone());
                 provide_context(context.1.clone());
                 provide_context(context.2.clone());
+                provide_context(context.3.clone());
             },
             {
                 let leptos_options = leptos_options.clone();

@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::db::Pool;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
+use crate::services::limits::{RateLimiter, Verdict};
 use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
 use crate::services::clock::rfc3339;
 use crate::services::paging::PageRequest;
@@ -101,9 +102,20 @@ pub async fn create(pool: &Pool, now: i64, new: NewApiKey) -> AppResult<CreatedA
     insert(pool, now, &name.text, new.role, new.plan, limits).await
 }
 
-/// Self-service sign-up: a Free customer key.
-pub async fn sign_up(pool: &Pool, now: i64, request: SignUp) -> AppResult<CreatedApiKey> {
+/// Sign-ups one client IP may make: 5 a minute, 20 a day.
+pub const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
+
+/// Self-service sign-up (REST and storefront): a Free customer key, limited per IP.
+pub async fn sign_up(pool: &Pool, limiter: &RateLimiter, now: i64, client_ip: &str, request: SignUp) -> AppResult<CreatedApiKey> {
     let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
+    if let Verdict::Limited { retry_after, .. } | Verdict::Banned { retry_after, .. } =
+        limiter.check(&format!("signup:{client_ip}"), SIGN_UPS_PER_IP)
+    {
+        return Err(AppError::new(
+            ErrorCode::RateLimited,
+            format!("too many sign-ups from this address; retry in {retry_after} s"),
+        ));
+    }
     let limits = Plan::Free.limits().expect("Free has fixed limits");
     insert(pool, now, &name.text, Role::Customer, Plan::Free, limits).await
 }

@@ -1,5 +1,7 @@
 //! The storefront: the HTML shell, the router and the pages.
 
+mod account;
+mod admin;
 mod catalog;
 mod categories;
 mod pet;
@@ -10,7 +12,11 @@ use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
+use account::{AccountActions, SignInPage, SignOutButton, SignUpPage};
+use admin::AdminPage;
 use catalog::CatalogPage;
+use crate::model::Role;
+use crate::server_fns::viewer;
 use categories::CategoriesPage;
 use pet::PetPage;
 
@@ -46,6 +52,18 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    let actions = AccountActions {
+        sign_in: ServerAction::new(),
+        sign_up: ServerAction::new(),
+        sign_out: ServerAction::new(),
+    };
+    provide_context(actions);
+    // Who is signed in; asked again after every sign-in, sign-up and sign-out.
+    let who = Resource::new(
+        move || (actions.sign_in.version().get(), actions.sign_up.version().get(), actions.sign_out.version().get()),
+        |_| viewer(),
+    );
+
     view! {
         <Stylesheet id="leptos" href="/pkg/petstore.css"/>
         <Title formatter=|page: String| if page.is_empty() { "Pet Store".to_string() } else { format!("{page} · Pet Store") }/>
@@ -60,6 +78,21 @@ pub fn App() -> impl IntoView {
                     <A href="/" exact=true>"Catalog"</A>
                     <A href="/categories">"Categories"</A>
                     <a href="/api/v1/openapi.json">"API"</a>
+                    <Transition>
+                        {move || Suspend::new(async move {
+                            match who.await.ok().flatten() {
+                                Some(caller) => view! {
+                                    {(caller.role == Role::Admin).then(|| view! { <A href="/admin">"Staff"</A> })}
+                                    <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
+                                    <SignOutButton/>
+                                }.into_any(),
+                                None => view! {
+                                    <A href="/sign-in">"Sign in"</A>
+                                    <A href="/sign-up">"Get a key"</A>
+                                }.into_any(),
+                            }
+                        })}
+                    </Transition>
                 </nav>
             </header>
             <main id="main" class="container">
@@ -70,6 +103,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=CatalogPage ssr=SsrMode::Async/>
                     <Route path=path!("/pets/:id") view=PetPage ssr=SsrMode::Async/>
                     <Route path=path!("/categories") view=CategoriesPage ssr=SsrMode::Async/>
+                    <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async/>
+                    <Route path=path!("/sign-up") view=SignUpPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -22,10 +22,19 @@ pub fn ErrorNotice(error: AppError) -> impl IntoView {
 
 /// Makes the server answer this page with 404 (during SSR; a no-op in the browser).
 pub fn set_status_404() {
+    set_status(404);
+}
+
+/// Makes the server answer this page with `status` (during SSR; a no-op in the browser).
+pub fn set_status(status: u16) {
     #[cfg(feature = "ssr")]
-    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-        response.set_status(axum::http::StatusCode::NOT_FOUND);
+    if let (Some(response), Ok(status)) =
+        (use_context::<leptos_axum::ResponseOptions>(), axum::http::StatusCode::from_u16(status))
+    {
+        response.set_status(status);
     }
+    #[cfg(not(feature = "ssr"))]
+    let _ = status;
 }
 
 /// A form-urlencoded query string from pairs, skipping empty values.

@@ -2,7 +2,7 @@
 //! revoke.
 
 use app::error::{AppError, AppResult, ErrorCode};
-use app::model::{ApiKey, CreatedApiKey, Limits, NewApiKey, Role, SignUp};
+use app::model::{ApiKey, CreatedApiKey, NewApiKey, Role, SignUp};
 use app::services::{keys, paging::PageRequest};
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, State};
@@ -13,9 +13,6 @@ use super::auth::{Admin, MaybeCaller, client_ip};
 use super::extract::{Id, Query, is_json, parse_json};
 use super::{AuthErrors, BodyErrors, ListErrors, PageQuery, location, paged};
 use crate::AppState;
-
-/// Sign-ups one client IP may make: 5 a minute, 20 a day.
-const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
 
 /// Create a key (beta)
 ///
@@ -62,16 +59,7 @@ async fn create(state: &AppState, admin: bool, extensions: &Extensions, headers:
         return keys::create(&state.pool, now, parse_json::<NewApiKey>(body)?).await;
     }
     let request = if has_body { parse_json::<SignUp>(body)? } else { SignUp::default() };
-    let subject = format!("signup:{}", client_ip(extensions));
-    if let app::services::limits::Verdict::Limited { retry_after, .. } | app::services::limits::Verdict::Banned { retry_after, .. } =
-        state.limiter.check(&subject, SIGN_UPS_PER_IP)
-    {
-        return Err(AppError::new(
-            ErrorCode::RateLimited,
-            format!("too many sign-ups from this address; retry in {retry_after} s"),
-        ));
-    }
-    keys::sign_up(&state.pool, now, request).await
+    keys::sign_up(&state.pool, &state.limiter, now, &client_ip(extensions), request).await
 }
 
 /// List keys (admin)

@@ -1,0 +1,109 @@
+//! Signing in (paste a key), signing up (get a Free key, shown once) and out. The key
+//! never goes into browser storage: the browser keeps only an HttpOnly session cookie.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::widgets::ErrorNotice;
+use crate::server_fns::{SignIn, SignOut, SignUp};
+
+/// The account actions, made once in `App` so the header can follow them.
+#[derive(Clone, Copy)]
+pub struct AccountActions {
+    pub sign_in: ServerAction<SignIn>,
+    pub sign_up: ServerAction<SignUp>,
+    pub sign_out: ServerAction<SignOut>,
+}
+
+#[component]
+pub fn SignInPage() -> impl IntoView {
+    let actions = expect_context::<AccountActions>();
+    let result = actions.sign_in.value();
+    view! {
+        <Title text="Sign in"/>
+        <section class="panel narrow">
+            <h1>"Sign in"</h1>
+            <p>"Paste your API key. The browser keeps only a session cookie, never the key."</p>
+            <ActionForm action=actions.sign_in attr:class="stacked">
+                <label>
+                    "API key"
+                    <input type="password" name="key" autocomplete="off" required placeholder="psk_…"/>
+                </label>
+                <button type="submit">"Sign in"</button>
+            </ActionForm>
+            {move || match result.get() {
+                Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
+                _ => ().into_any(),
+            }}
+            <p>"No key yet? " <a href="/sign-up">"Get a free one"</a></p>
+        </section>
+    }
+}
+
+#[component]
+pub fn SignUpPage() -> impl IntoView {
+    let actions = expect_context::<AccountActions>();
+    let result = actions.sign_up.value();
+    view! {
+        <Title text="Sign up"/>
+        <section class="panel narrow">
+            <h1>"Get a free API key"</h1>
+            <p>"A Free key allows 60 requests a minute and 1,000 a day. You are signed in with it at once."</p>
+            {move || match result.get() {
+                Some(Ok(created)) => view! { <NewKey key=created.key/> }.into_any(),
+                other => {
+                    let error = match other {
+                        Some(Err(error)) => Some(error),
+                        _ => None,
+                    };
+                    view! {
+                        <ActionForm action=actions.sign_up attr:class="stacked">
+                            <label>
+                                "Name (optional)"
+                                <input type="text" name="name" maxlength="100" placeholder="my app"/>
+                            </label>
+                            <button type="submit">"Create my key"</button>
+                        </ActionForm>
+                        {error.map(|error| view! { <ErrorNotice error/> })}
+                    }
+                        .into_any()
+                }
+            }}
+        </section>
+    }
+}
+
+/// The secret, shown this once, with a copy button.
+#[component]
+fn NewKey(key: String) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let to_copy = key.clone();
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let _ = window().navigator().clipboard().write_text(&to_copy);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &to_copy;
+        copied.set(true);
+    };
+    view! {
+        <div class="notice notice-success" role="status">
+            <p><strong>"Your key (shown only this once: copy it now):"</strong></p>
+            <p class="secret"><code id="new-key">{key}</code></p>
+            <button type="button" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
+            <p>"Send it as " <code>"X-API-Key"</code> " to " <code>"/api/v1"</code> "."</p>
+        </div>
+    }
+}
+
+/// The header's sign-out button (a form, so it works without JavaScript too).
+#[component]
+pub fn SignOutButton() -> impl IntoView {
+    let actions = expect_context::<AccountActions>();
+    view! {
+        <ActionForm action=actions.sign_out attr:class="inline">
+            <button type="submit" class="link">"Sign out"</button>
+        </ActionForm>
+    }
+}

@@ -1,0 +1,89 @@
+import { test, expect, Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+
+// Keys, sessions and the staff page, in the browser.
+
+test.beforeEach(async ({ page }) => {
+  page.on('pageerror', (error) => {
+    throw new Error(`page error: ${error.message}`);
+  });
+});
+
+async function hydrated(page: Page) {
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+}
+
+/** An admin key made with the server's own CLI over the test database. */
+function adminKey(): string {
+  const root = path.resolve(__dirname, '../..');
+  const bin = process.env.SERVER_BIN ?? path.join(root, 'target/release/server');
+  return execFileSync(bin, ['keys', 'create', '--name', 'e2e staff', '--role', 'admin', '--plan', 'pro'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: 'sqlite://target/e2e/petstore.db' },
+    encoding: 'utf8',
+  }).trim();
+}
+
+test('sign up shows a Free key once, signs in, and the key works on the API', async ({ page, context }) => {
+  await page.goto('/sign-up');
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Create my key' }).click();
+  const key = (await page.locator('#new-key').textContent())!.trim();
+  expect(key).toMatch(/^psk_[0-9a-f]{10}_/);
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await expect(page.getByRole('button', { name: 'Copied' })).toBeVisible();
+  await expect(page.locator('.who')).toHaveText('Signed in (customer)');
+
+  // The session cookie is HttpOnly and SameSite=Lax; the key is nowhere in storage.
+  const cookie = (await context.cookies()).find((c) => c.name === 'petstore_session')!;
+  expect(cookie.httpOnly).toBe(true);
+  expect(cookie.sameSite).toBe('Lax');
+  const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+  expect(stored).not.toContain(key);
+
+  const api = await page.request.get('/api/v1/pets?limit=1', { headers: { 'X-API-Key': key } });
+  expect(api.status()).toBe(200);
+  expect(api.headers()['x-ratelimit-remaining']).toBe('59');
+
+  // Customers see no staff link and are refused the staff page by the server.
+  await expect(page.getByRole('link', { name: 'Staff' })).toHaveCount(0);
+  const refused = await page.goto('/admin');
+  expect(refused?.status()).toBe(403);
+  await expect(page.getByRole('heading', { name: 'Staff only' })).toBeVisible();
+
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page.getByRole('link', { name: 'Sign in' })).toBeVisible();
+  const anonymous = await page.goto('/admin');
+  expect(anonymous?.status()).toBe(401);
+});
+
+test('staff sign in with a key and see every key with its usage', async ({ page }) => {
+  const key = adminKey();
+  await page.goto('/sign-in');
+  await hydrated(page);
+  await page.getByLabel('API key').fill('psk_0000000000_wrong');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toContainText('unknown or has been revoked');
+
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.locator('.who')).toHaveText('Signed in (admin)');
+  await page.getByRole('link', { name: 'Staff' }).click();
+  await expect(page).toHaveURL(/\/admin$/);
+  await expect(page.locator('table')).toContainText('e2e staff');
+});
+
+test('signing in works without JavaScript', async ({ browser }) => {
+  const key = adminKey();
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto('/sign-in');
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.locator('.who')).toHaveText('Signed in (admin)');
+  const staff = await page.goto('/admin');
+  expect(staff?.status()).toBe(200);
+  await context.close();
+});

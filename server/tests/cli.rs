@@ -1,0 +1,91 @@
+//! The server binary's key commands and its first start, run as a user would.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn server(db: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
+    command.env("DATABASE_URL", db).env("RUST_LOG", "warn").env("LEPTOS_OUTPUT_NAME", "petstore");
+    command
+}
+
+fn run(db: &str, args: &[&str]) -> (bool, String, String) {
+    let out = server(db).args(args).output().expect("the binary runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn keys_create_prints_only_the_key_then_list_and_revoke() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("cli.db").display());
+    let (ok, stdout, stderr) = run(&db, &["keys", "create", "--name", "ci bot", "--role", "admin", "--plan", "pro"]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "only the key on stdout: {stdout:?}");
+    assert!(lines[0].starts_with("psk_"), "{stdout}");
+
+    let (ok, stdout, stderr) =
+        run(&db, &["keys", "create", "--name", "big", "--role", "customer", "--plan", "enterprise", "--per-minute", "5000", "--per-day", "900000"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.trim().starts_with("psk_"));
+    let (ok, _, stderr) = run(&db, &["keys", "create", "--name", "x", "--role", "customer", "--plan", "enterprise"]);
+    assert!(!ok);
+    assert!(stderr.contains("limits"), "{stderr}");
+
+    let (ok, stdout, _) = run(&db, &["keys", "list"]);
+    assert!(ok);
+    assert!(stdout.contains("ci bot") && stdout.contains("admin") && stdout.contains("5000"), "{stdout}");
+    assert!(!stdout.contains("psk_"), "no secrets in the list");
+
+    let (ok, _, stderr) = run(&db, &["keys", "revoke", "1"]);
+    assert!(ok, "{stderr}");
+    let (_, stdout, _) = run(&db, &["keys", "list"]);
+    let ci_bot = stdout.lines().find(|l| l.contains("ci bot")).unwrap();
+    assert!(ci_bot.contains("T"), "a revocation time: {ci_bot}");
+    let (ok, _, _) = run(&db, &["keys", "revoke", "99"]);
+    assert!(!ok);
+}
+
+/// Starts the server, returns what it printed before it said it was running.
+fn first_lines(db: &str) -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = server(db)
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("PETSTORE_DEMO_DATA", "false")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap_or_default();
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("is running at") {
+                break;
+            }
+        }
+        let _ = tx.send(seen);
+    });
+    let seen = rx.recv_timeout(Duration::from_secs(30)).expect("the server starts");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    seen
+}
+
+#[test]
+fn first_start_prints_one_admin_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("first.db").display());
+    let first = first_lines(&db);
+    assert!(first.contains("Created the first admin key"), "{first}");
+    assert_eq!(first.matches("psk_").count(), 1, "{first}");
+    let second = first_lines(&db);
+    assert!(!second.contains("psk_"), "{second}");
+    let (_, list, _) = run(&db, &["keys", "list"]);
+    assert_eq!(list.lines().filter(|l| l.contains("admin")).count(), 1, "{list}");
+}
