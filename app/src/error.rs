@@ -47,8 +47,8 @@ impl ErrorCode {
             Forbidden => 403,
             NotFound => 404,
             MethodNotAllowed => 405,
-            PetNotAvailable | InsufficientStock | InvalidTransition | CategoryInUse
-            | DuplicateName | OrderCompleted | PetHasOpenOrders | IdempotencyKeyReused => 409,
+            PetNotAvailable | InsufficientStock | InvalidTransition | CategoryInUse | DuplicateName
+            | OrderCompleted | PetHasOpenOrders | IdempotencyKeyReused => 409,
             Sunset => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,
@@ -139,9 +139,7 @@ impl From<sqlx::Error> for AppError {
                 tracing::warn!(error = %err, "database busy");
                 AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
             }
-            sqlx::Error::PoolTimedOut => {
-                AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
-            }
+            sqlx::Error::PoolTimedOut => AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly"),
             _ => AppError::internal("database error", err),
         }
     }
@@ -150,8 +148,8 @@ impl From<sqlx::Error> for AppError {
 #[cfg(feature = "ssr")]
 impl axum::response::IntoResponse for AppError {
     fn into_response(self) -> axum::response::Response {
-        let status = axum::http::StatusCode::from_u16(self.status)
-            .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
         (status, axum::Json(self)).into_response()
     }
 }
@@ -188,7 +186,9 @@ mod tests {
 
     #[test]
     fn as_str_agrees_with_serde() {
-        for code in [ErrorCode::BadRequest, ErrorCode::PetHasOpenOrders, ErrorCode::ValidationFailed, ErrorCode::Unavailable] {
+        for code in
+            [ErrorCode::BadRequest, ErrorCode::PetHasOpenOrders, ErrorCode::ValidationFailed, ErrorCode::Unavailable]
+        {
             assert_eq!(serde_json::to_value(code).unwrap(), serde_json::json!(code.as_str()));
         }
     }

@@ -90,7 +90,9 @@ mod session {
     }
 
     fn set_cookie(value: &str) {
-        if let (Some(response), Ok(value)) = (use_context::<leptos_axum::ResponseOptions>(), HeaderValue::from_str(value)) {
+        if let (Some(response), Ok(value)) =
+            (use_context::<leptos_axum::ResponseOptions>(), HeaderValue::from_str(value))
+        {
             response.append_header(header::SET_COOKIE, value);
         }
     }
@@ -118,7 +120,8 @@ pub async fn sign_in(key: String) -> Result<(), AppError> {
     if key.is_empty() {
         return Err(AppError::validation("key", "paste the API key you were given"));
     }
-    let auth = use_context::<Authenticator>().ok_or_else(|| AppError::internal("server function", "no authenticator"))?;
+    let auth =
+        use_context::<Authenticator>().ok_or_else(|| AppError::internal("server function", "no authenticator"))?;
     let caller = auth.authenticate(Presented::Key(key)).await?.ok_or_else(crate::services::auth::invalid_key)?;
     session::start(caller.key_id).await?;
     leptos_axum::redirect("/");
@@ -129,7 +132,8 @@ pub async fn sign_in(key: String) -> Result<(), AppError> {
 #[server(prefix = "/_app", endpoint = "sign_up")]
 pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey, AppError> {
     use crate::services::{keys, limits::RateLimiter};
-    let limiter = use_context::<std::sync::Arc<RateLimiter>>().ok_or_else(|| AppError::internal("server function", "no limiter"))?;
+    let limiter = use_context::<std::sync::Arc<RateLimiter>>()
+        .ok_or_else(|| AppError::internal("server function", "no limiter"))?;
     let name = name.filter(|n| !n.trim().is_empty());
     let ip = session::client_ip().await;
     let created = keys::sign_up(&pool()?, &limiter, session::clock().now(), &ip, crate::model::SignUp { name }).await?;
@@ -148,20 +152,13 @@ pub async fn sign_out() -> Result<(), AppError> {
 #[server(prefix = "/_app", endpoint = "admin_keys")]
 pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
     use crate::model::Role;
-    use crate::services::{auth, keys, limits::RateLimiter, paging::PageRequest};
+    use crate::services::{auth, keys, limits::RateLimiter};
     auth::require(session::caller().await?, Role::Admin)?;
-    let limiter = use_context::<std::sync::Arc<RateLimiter>>().ok_or_else(|| AppError::internal("server function", "no limiter"))?;
-    let mut page = PageRequest { limit: 100, after: 0 };
-    let mut all = Vec::new();
-    loop {
-        let rows = keys::list(&pool()?, page).await?;
-        for row in &rows.items {
-            all.push(KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) });
-        }
-        match (rows.next_cursor, rows.items.last()) {
-            (Some(_), Some(last)) => page.after = last.id,
-            _ => break,
-        }
-    }
-    Ok(all)
+    let limiter = use_context::<std::sync::Arc<RateLimiter>>()
+        .ok_or_else(|| AppError::internal("server function", "no limiter"))?;
+    let rows = keys::list_all(&pool()?).await?;
+    Ok(rows
+        .iter()
+        .map(|row| KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) })
+        .collect())
 }

@@ -74,9 +74,10 @@ async fn demo_catalog_loads_once_and_only_into_an_empty_store() {
     let summaries = categories::summaries(&pool).await.unwrap();
     assert_eq!(summaries.len(), 5);
     assert_eq!(summaries.iter().map(|c| c.pet_count).sum::<i64>(), 13);
-    let rex = pets::list_cards(&pool, &PetFilter { q: Some("rex".into()), ..Default::default() }, PageRequest::default())
-        .await
-        .unwrap();
+    let rex =
+        pets::list_cards(&pool, &PetFilter { q: Some("rex".into()), ..Default::default() }, PageRequest::default())
+            .await
+            .unwrap();
     assert_eq!((rex.items[0].quantity, rex.items[0].category_name.as_str()), (3, "Dogs"));
 
     let (other, _dir2) = pool_with_a_category().await;

@@ -86,7 +86,9 @@ async fn main() -> ExitCode {
 }
 
 async fn open(config: &Config) -> Result<app::db::Pool, String> {
-    app::db::connect(&config.database_url).await.map_err(|e| format!("opening the database {}: {e}", config.database_url))
+    app::db::connect(&config.database_url)
+        .await
+        .map_err(|e| format!("opening the database {}: {e}", config.database_url))
 }
 
 async fn manage_keys(command: KeysCommand) -> Result<(), String> {
@@ -110,34 +112,30 @@ async fn manage_keys(command: KeysCommand) -> Result<(), String> {
                 (Some(per_minute), Some(per_day)) => Some(Limits { per_minute, per_day }),
                 _ => return Err("give both --per-minute and --per-day".into()),
             };
-            let created = keys::create(&pool, now, NewApiKey { name, role, plan, limits }).await.map_err(|e| e.message)?;
+            let created =
+                keys::create(&pool, now, NewApiKey { name, role, plan, limits }).await.map_err(|e| e.message)?;
             // Only the secret on stdout, so that scripts can capture it.
             println!("{}", created.key);
             eprintln!("created key {} ({}, {})", created.key_info.id, role.as_str(), plan.as_str());
         }
         KeysCommand::List => {
-            let mut page = app::services::paging::PageRequest { limit: 100, after: 0 };
-            println!("{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  name", "id", "role", "plan", "per min", "per day", "created", "revoked");
-            loop {
-                let rows = keys::list(&pool, page).await.map_err(|e| e.message)?;
-                for row in &rows.items {
-                    let key = row.to_api();
-                    println!(
-                        "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  {}",
-                        key.id,
-                        key.role.as_str(),
-                        key.plan.as_str(),
-                        key.limits.per_minute,
-                        key.limits.per_day,
-                        key.created_at,
-                        key.revoked_at.as_deref().unwrap_or("-"),
-                        key.name
-                    );
-                }
-                match rows.items.last() {
-                    Some(last) if rows.next_cursor.is_some() => page.after = last.id,
-                    _ => break,
-                }
+            println!(
+                "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  name",
+                "id", "role", "plan", "per min", "per day", "created", "revoked"
+            );
+            for row in keys::list_all(&pool).await.map_err(|e| e.message)? {
+                let key = row.to_api();
+                println!(
+                    "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  {}",
+                    key.id,
+                    key.role.as_str(),
+                    key.plan.as_str(),
+                    key.limits.per_minute,
+                    key.limits.per_day,
+                    key.created_at,
+                    key.revoked_at.as_deref().unwrap_or("-"),
+                    key.name
+                );
             }
         }
         KeysCommand::Revoke { id } => {

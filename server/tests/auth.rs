@@ -21,17 +21,21 @@ async fn missing_invalid_and_wrong_role_keys() {
     assert_eq!(reply.header("www-authenticate"), Some("ApiKey"));
     let reply = app.request_as(Some("psk_0000000000_nope"), Method::GET, FREE_PET_LIST, None).await;
     reply.assert_error(401, "invalid_api_key");
-    app.request_as(Some("not-even-shaped"), Method::GET, FREE_PET_LIST, None).await.assert_error(401, "invalid_api_key");
+    app.request_as(Some("not-even-shaped"), Method::GET, FREE_PET_LIST, None)
+        .await
+        .assert_error(401, "invalid_api_key");
 
     let (_, customer) = app.key(Role::Customer, Plan::Pro, None).await;
     assert_eq!(app.request_as(Some(&customer), Method::GET, FREE_PET_LIST, None).await.status, StatusCode::OK);
-    let reply = app.request_as(Some(&customer), Method::POST, "/api/v1/categories", Some(json!({ "name": "Dogs" }))).await;
+    let reply =
+        app.request_as(Some(&customer), Method::POST, "/api/v1/categories", Some(json!({ "name": "Dogs" }))).await;
     reply.assert_error(403, "forbidden");
     app.request_as(Some(&customer), Method::GET, "/api/v1/keys", None).await.assert_error(403, "forbidden");
     assert_eq!(app.count("categories").await, 0);
 
     // Authorization: Bearer works as well as X-API-Key.
-    let request = Request::get(FREE_PET_LIST).header("authorization", format!("Bearer {customer}")).body(Body::empty()).unwrap();
+    let request =
+        Request::get(FREE_PET_LIST).header("authorization", format!("Bearer {customer}")).body(Body::empty()).unwrap();
     assert_eq!(app.send(request).await.status, StatusCode::OK);
     // The document needs no key.
     assert_eq!(app.request_as(None, Method::GET, "/api/v1/openapi.json", None).await.status, StatusCode::OK);
@@ -54,14 +58,20 @@ async fn sign_up_gives_a_working_free_customer_key_once_per_request() {
     assert_eq!(first.header("x-ratelimit-remaining"), Some("59"), "a fresh Free key's first response says 59");
 
     // The secret is not stored: only its hash.
-    let stored: Vec<u8> = sqlx::query_scalar("SELECT key_hash FROM api_keys WHERE id = ?").bind(reply.body["id"].as_i64()).fetch_one(&app.pool).await.unwrap();
+    let stored: Vec<u8> = sqlx::query_scalar("SELECT key_hash FROM api_keys WHERE id = ?")
+        .bind(reply.body["id"].as_i64())
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
     assert_eq!(stored.len(), 32);
     assert!(!stored.windows(8).any(|w| key.as_bytes().windows(8).any(|k| k == w)));
 
     // With a name; unknown fields and wrong types are 422.
     let reply = app.request_as(None, Method::POST, "/api/v1/keys", Some(json!({ "name": "my app" }))).await;
     assert_eq!(reply.body["name"], "my app");
-    app.request_as(None, Method::POST, "/api/v1/keys", Some(json!({ "role": "admin" }))).await.assert_error(422, "validation_failed");
+    app.request_as(None, Method::POST, "/api/v1/keys", Some(json!({ "role": "admin" })))
+        .await
+        .assert_error(422, "validation_failed");
     // Sign-ups are limited per client IP: 5 a minute (the 422 above did not count).
     for _ in 0..3 {
         app.request_as(None, Method::POST, "/api/v1/keys", None).await;
@@ -83,9 +93,18 @@ async fn admins_create_list_and_revoke_keys_and_revocation_is_immediate() {
     let ok = app.request_as(Some(&key), Method::GET, FREE_PET_LIST, None).await;
     assert_eq!(ok.header("x-ratelimit-limit"), Some("5000"));
 
-    app.post("/api/v1/keys", json!({ "name": "x", "role": "customer", "plan": "enterprise" })).await.assert_error(422, "validation_failed");
-    app.post("/api/v1/keys", json!({ "name": "x", "role": "customer", "plan": "pro", "limits": { "perMinute": 1, "perDay": 2 } })).await.assert_error(422, "validation_failed");
-    app.post("/api/v1/keys", json!({ "name": "x", "role": "root", "plan": "pro" })).await.assert_error(422, "validation_failed");
+    app.post("/api/v1/keys", json!({ "name": "x", "role": "customer", "plan": "enterprise" }))
+        .await
+        .assert_error(422, "validation_failed");
+    app.post(
+        "/api/v1/keys",
+        json!({ "name": "x", "role": "customer", "plan": "pro", "limits": { "perMinute": 1, "perDay": 2 } }),
+    )
+    .await
+    .assert_error(422, "validation_failed");
+    app.post("/api/v1/keys", json!({ "name": "x", "role": "root", "plan": "pro" }))
+        .await
+        .assert_error(422, "validation_failed");
 
     let list = app.get("/api/v1/keys").await;
     assert_eq!(list.status, StatusCode::OK);
@@ -174,7 +193,8 @@ async fn hammering_after_ten_refusals_bans_for_fifteen_minutes() {
 
 #[tokio::test]
 async fn ban_settings_are_configurable() {
-    let config = Config { bans: app::services::limits::BanPolicy { after_refusals: 2, seconds: 120 }, ..Config::default() };
+    let config =
+        Config { bans: app::services::limits::BanPolicy { after_refusals: 2, seconds: 120 }, ..Config::default() };
     let app = TestApp::with_config(config).await;
     let (_, key) = app.key(Role::Customer, Plan::Enterprise, Some(Limits { per_minute: 1, per_day: 1000 })).await;
     let get = || app.request_as(Some(&key), Method::GET, FREE_PET_LIST, None);
@@ -207,7 +227,10 @@ async fn usage_and_bans_survive_a_restart() {
     restarted.set_time(T0 + 120);
     let reply = restarted.request_as(Some(&used), Method::GET, FREE_PET_LIST, None).await;
     assert_eq!(reply.header("x-ratelimit-remaining"), Some("59"), "a new minute");
-    restarted.request_as(Some(&hammered), Method::GET, FREE_PET_LIST, None).await.assert_error(429, "temporarily_banned");
+    restarted
+        .request_as(Some(&hammered), Method::GET, FREE_PET_LIST, None)
+        .await
+        .assert_error(429, "temporarily_banned");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -217,7 +240,9 @@ async fn exactly_sixty_of_two_hundred_concurrent_requests_succeed() {
     let tasks: Vec<_> = (0..200)
         .map(|_| {
             let (app, key) = (app.clone(), key.clone());
-            tokio::spawn(async move { app.request_as(Some(&key), Method::GET, "/api/v1/pets?limit=1", None).await.status })
+            tokio::spawn(
+                async move { app.request_as(Some(&key), Method::GET, "/api/v1/pets?limit=1", None).await.status },
+            )
         })
         .collect();
     let mut ok = 0;
@@ -250,7 +275,11 @@ async fn cors_allows_any_origin_and_exposes_the_headers() {
     assert!(allowed.contains("x-api-key") && allowed.contains("idempotency-key"), "{allowed}");
     assert!(reply.header("access-control-allow-credentials").is_none());
 
-    let request = Request::get("/api/v1/pets").header("origin", "https://partner.example").header("x-api-key", &app.admin).body(Body::empty()).unwrap();
+    let request = Request::get("/api/v1/pets")
+        .header("origin", "https://partner.example")
+        .header("x-api-key", &app.admin)
+        .body(Body::empty())
+        .unwrap();
     let reply = app.send(request).await;
     let exposed = reply.header("access-control-expose-headers").unwrap_or_default().to_ascii_lowercase();
     for name in ["x-ratelimit-remaining", "retry-after", "deprecation", "sunset", "link"] {

@@ -41,7 +41,9 @@ async fn names_are_unique_case_insensitively_including_non_ascii() {
     app.post("/api/v1/categories", json!({ "name": "dogs" })).await.assert_error(409, "duplicate_name");
     app.post("/api/v1/categories", json!({ "name": " DOGS " })).await.assert_error(409, "duplicate_name");
     app.post("/api/v1/categories", json!({ "name": "éCLAIR" })).await.assert_error(409, "duplicate_name");
-    app.put(&format!("/api/v1/categories/{eclair}"), json!({ "name": "Dogs" })).await.assert_error(409, "duplicate_name");
+    app.put(&format!("/api/v1/categories/{eclair}"), json!({ "name": "Dogs" }))
+        .await
+        .assert_error(409, "duplicate_name");
     assert_eq!(app.count("categories").await, 2);
 }
 
@@ -50,7 +52,8 @@ async fn a_category_in_use_cannot_be_deleted() {
     let app = TestApp::new().await;
     let dogs = app.category("Dogs").await;
     let pet = app.pet("Rex", dogs, None).await;
-    let message = app.delete(&format!("/api/v1/categories/{dogs}")).await.assert_error(409, "category_in_use").to_owned();
+    let message =
+        app.delete(&format!("/api/v1/categories/{dogs}")).await.assert_error(409, "category_in_use").to_owned();
     assert!(message.contains("1 pet"), "{message}");
     app.delete(&format!("/api/v1/pets/{pet}")).await;
     assert_eq!(app.delete(&format!("/api/v1/categories/{dogs}")).await.status, StatusCode::NO_CONTENT);
@@ -71,9 +74,16 @@ async fn bad_bodies_are_rejected() {
         let message = reply.assert_error(422, "validation_failed");
         assert!(message.contains(field), "{body} → {message}");
     }
-    app.raw(Method::POST, "/api/v1/categories", Some("application/xml"), "<a/>").await.assert_error(415, "unsupported_media_type");
+    app.raw(Method::POST, "/api/v1/categories", Some("application/xml"), "<a/>")
+        .await
+        .assert_error(415, "unsupported_media_type");
     app.raw(Method::POST, "/api/v1/categories", Some("application/json"), "{").await.assert_error(400, "bad_request");
-    assert!(app.post("/api/v1/categories", json!({ "name": "Dogs", "description": "d".repeat(1000) })).await.status.is_success());
+    assert!(
+        app.post("/api/v1/categories", json!({ "name": "Dogs", "description": "d".repeat(1000) }))
+            .await
+            .status
+            .is_success()
+    );
     assert_eq!(app.count("categories").await, 1);
 }
 

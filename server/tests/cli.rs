@@ -13,7 +13,11 @@ fn server(db: &str) -> Command {
 
 fn run(db: &str, args: &[&str]) -> (bool, String, String) {
     let out = server(db).args(args).output().expect("the binary runs");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -26,8 +30,23 @@ fn keys_create_prints_only_the_key_then_list_and_revoke() {
     assert_eq!(lines.len(), 1, "only the key on stdout: {stdout:?}");
     assert!(lines[0].starts_with("psk_"), "{stdout}");
 
-    let (ok, stdout, stderr) =
-        run(&db, &["keys", "create", "--name", "big", "--role", "customer", "--plan", "enterprise", "--per-minute", "5000", "--per-day", "900000"]);
+    let (ok, stdout, stderr) = run(
+        &db,
+        &[
+            "keys",
+            "create",
+            "--name",
+            "big",
+            "--role",
+            "customer",
+            "--plan",
+            "enterprise",
+            "--per-minute",
+            "5000",
+            "--per-day",
+            "900000",
+        ],
+    );
     assert!(ok, "{stderr}");
     assert!(stdout.trim().starts_with("psk_"));
     let (ok, _, stderr) = run(&db, &["keys", "create", "--name", "x", "--role", "customer", "--plan", "enterprise"]);

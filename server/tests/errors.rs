@@ -9,7 +9,16 @@ use common::TestApp;
 #[tokio::test]
 async fn unknown_api_paths_are_json_404s() {
     let app = TestApp::new().await;
-    for path in ["/api/v1/nope", "/api/v1", "/api/v1/", "/api/v2/pets", "/api", "/api/v1/pets/1/photos", "/api/v1/store", "/api/v1/store/orders/x/y"] {
+    for path in [
+        "/api/v1/nope",
+        "/api/v1",
+        "/api/v1/",
+        "/api/v2/pets",
+        "/api",
+        "/api/v1/pets/1/photos",
+        "/api/v1/store",
+        "/api/v1/store/orders/x/y",
+    ] {
         let message = app.get(path).await.assert_error(404, "not_found").to_owned();
         assert!(message.contains("no API resource"), "{path}: {message}");
     }
@@ -40,7 +49,8 @@ async fn chunked_bodies_over_the_limit_are_413() {
     let dogs = app.category("Dogs").await;
     // A streamed body has no Content-Length: the limit must still hold.
     let big = format!("{{\"name\": \"{}\", \"categoryId\": {dogs}}}", "x".repeat(80 * 1024));
-    let chunks: Vec<Result<String, std::io::Error>> = big.as_bytes().chunks(4096).map(|c| Ok(String::from_utf8_lossy(c).into_owned())).collect();
+    let chunks: Vec<Result<String, std::io::Error>> =
+        big.as_bytes().chunks(4096).map(|c| Ok(String::from_utf8_lossy(c).into_owned())).collect();
     let body = axum::body::Body::from_stream(futures::stream::iter(chunks));
     app.raw(Method::POST, "/api/v1/pets", Some("application/json"), body).await.assert_error(413, "payload_too_large");
     assert_eq!(app.count("pets").await, 0);

@@ -47,7 +47,9 @@ async fn bad_updates_change_nothing() {
         assert!(message.contains("quantity") || message.contains("`status`"), "{body}: {message}");
     }
     // A number beyond int64.
-    let reply = app.raw(axum::http::Method::PUT, &path, Some("application/json"), r#"{"quantity": 99999999999999999999}"#).await;
+    let reply = app
+        .raw(axum::http::Method::PUT, &path, Some("application/json"), r#"{"quantity": 99999999999999999999}"#)
+        .await;
     reply.assert_error(422, "validation_failed");
     assert_eq!(app.stock(pet).await, (1, "available".into()));
     app.put("/api/v1/store/inventory/777", json!({ "quantity": 3 })).await.assert_error(404, "not_found");

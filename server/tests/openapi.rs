@@ -78,7 +78,8 @@ async fn document_facts() {
 async fn served(app: &TestApp, method: &str, path: &str) -> bool {
     let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
     let reply = app.request(method, &format!("/api/v1{path}"), None).await;
-    let fallback_404 = reply.status == 404 && reply.body["message"].as_str().unwrap_or("").starts_with("no API resource");
+    let fallback_404 =
+        reply.status == 404 && reply.body["message"].as_str().unwrap_or("").starts_with("no API resource");
     !(fallback_404 || reply.status == 405)
 }
 

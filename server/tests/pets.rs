@@ -63,10 +63,16 @@ async fn bodies_that_are_not_json_are_400_415_or_413() {
     let good = json!({ "name": "Rex", "categoryId": dogs }).to_string();
 
     app.raw(Method::POST, "/api/v1/pets", None, good.clone()).await.assert_error(415, "unsupported_media_type");
-    app.raw(Method::POST, "/api/v1/pets", Some("text/plain"), good.clone()).await.assert_error(415, "unsupported_media_type");
-    app.raw(Method::POST, "/api/v1/pets", Some("application/json"), "{\"name\": ").await.assert_error(400, "bad_request");
+    app.raw(Method::POST, "/api/v1/pets", Some("text/plain"), good.clone())
+        .await
+        .assert_error(415, "unsupported_media_type");
+    app.raw(Method::POST, "/api/v1/pets", Some("application/json"), "{\"name\": ")
+        .await
+        .assert_error(400, "bad_request");
     app.raw(Method::POST, "/api/v1/pets", Some("application/json"), "not json").await.assert_error(400, "bad_request");
-    app.raw(Method::POST, "/api/v1/pets", Some("application/json"), format!("{good} {good}")).await.assert_error(400, "bad_request");
+    app.raw(Method::POST, "/api/v1/pets", Some("application/json"), format!("{good} {good}"))
+        .await
+        .assert_error(400, "bad_request");
     let big = json!({ "name": "x".repeat(70 * 1024), "categoryId": dogs }).to_string();
     app.raw(Method::POST, "/api/v1/pets", Some("application/json"), big).await.assert_error(413, "payload_too_large");
     // A parameterised JSON type is JSON too.
@@ -140,8 +146,12 @@ async fn replace_changes_name_category_and_status_under_the_rules() {
     assert_eq!(app.stock(pet).await, (0, "sold".into()));
 
     // sold → pending never; sold → available only with stock.
-    app.put(&path, json!({ "name": "Felix", "categoryId": cats, "status": "pending" })).await.assert_error(409, "invalid_transition");
-    app.put(&path, json!({ "name": "Felix", "categoryId": cats, "status": "available" })).await.assert_error(409, "invalid_transition");
+    app.put(&path, json!({ "name": "Felix", "categoryId": cats, "status": "pending" }))
+        .await
+        .assert_error(409, "invalid_transition");
+    app.put(&path, json!({ "name": "Felix", "categoryId": cats, "status": "available" }))
+        .await
+        .assert_error(409, "invalid_transition");
     assert_eq!(app.stock(pet).await, (0, "sold".into()));
 
     // Errors change nothing.
@@ -212,7 +222,8 @@ async fn list_filters_by_status_category_name_and_ids() {
     let many = (1..=101).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
     app.get(&format!("/api/v1/pets?ids={many}")).await.assert_error(422, "validation_failed");
     // A parameter given twice is ambiguous.
-    let message = app.get("/api/v1/pets?status=sold&status=available").await.assert_error(422, "validation_failed").to_owned();
+    let message =
+        app.get("/api/v1/pets?status=sold&status=available").await.assert_error(422, "validation_failed").to_owned();
     assert!(message.contains("status"), "{message}");
 }
 

@@ -76,7 +76,10 @@ pub fn invalid_key() -> AppError {
 }
 
 pub fn missing_key() -> AppError {
-    AppError::new(ErrorCode::MissingApiKey, "this request needs an API key: send it as X-API-Key (or Authorization: Bearer)")
+    AppError::new(
+        ErrorCode::MissingApiKey,
+        "this request needs an API key: send it as X-API-Key (or Authorization: Bearer)",
+    )
 }
 
 /// The role rule of contract.md: any valid key for customer operations, an admin key

@@ -40,15 +40,14 @@ pub async fn get(pool: &Pool, id: i64) -> AppResult<Category> {
 pub async fn create(pool: &Pool, new: NewCategory) -> AppResult<Category> {
     let name = validate::name("name", &new.name)?;
     let description = validate::description("description", new.description.as_deref())?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO categories (name, name_key, description) VALUES (?, ?, ?) RETURNING id",
-    )
-    .bind(&name.text)
-    .bind(&name.key)
-    .bind(&description)
-    .fetch_one(pool)
-    .await
-    .map_err(|e| unique_name(e, &name.text))?;
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO categories (name, name_key, description) VALUES (?, ?, ?) RETURNING id")
+            .bind(&name.text)
+            .bind(&name.key)
+            .bind(&description)
+            .fetch_one(pool)
+            .await
+            .map_err(|e| unique_name(e, &name.text))?;
     Ok(Category { id, name: name.text, description })
 }
 
@@ -72,17 +71,13 @@ pub async fn replace(pool: &Pool, id: i64, new: NewCategory) -> AppResult<Catego
 
 pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
     let mut tx = begin_write(pool).await?;
-    let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM categories WHERE id = ?")
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM categories WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
     if exists.is_none() {
         return Err(AppError::not_found("category", id));
     }
-    let pets: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pets WHERE category_id = ?")
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let pets: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM pets WHERE category_id = ?").bind(id).fetch_one(&mut *tx).await?;
     if pets > 0 {
         return Err(AppError::conflict(
             ErrorCode::CategoryInUse,
@@ -96,10 +91,8 @@ pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
 
 /// True when a category with this id exists; used to validate a pet's `categoryId`.
 pub(crate) async fn exists(conn: &mut sqlx::SqliteConnection, id: i64) -> AppResult<bool> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM categories WHERE id = ?")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
+    let found: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM categories WHERE id = ?").bind(id).fetch_optional(conn).await?;
     Ok(found.is_some())
 }
 

@@ -7,54 +7,48 @@ use crate::model::{InventoryUpdate, NewCategory, NewPet, PetStatus};
 use crate::services::{categories, inventory, pets};
 
 const CATALOG: &[(&str, &str, &[(&str, PetStatus, i64)])] = &[
-    ("Dogs", "Loyal companions of every size.", &[
-        ("Rex", PetStatus::Available, 3),
-        ("Bella", PetStatus::Available, 1),
-        ("Max", PetStatus::Pending, 0),
-        ("Luna", PetStatus::Sold, 0),
-    ]),
-    ("Cats", "Independent, curious and soft.", &[
-        ("Whiskers", PetStatus::Available, 2),
-        ("Misty", PetStatus::Available, 5),
-        ("Shadow", PetStatus::Pending, 0),
-    ]),
-    ("Birds", "Songbirds and talkers.", &[
-        ("Tweety", PetStatus::Available, 8),
-        ("Kiwi", PetStatus::Sold, 0),
-    ]),
-    ("Fish", "Calm colour for any room.", &[
-        ("Nemo", PetStatus::Available, 12),
-        ("Bubbles", PetStatus::Available, 20),
-    ]),
-    ("Reptiles", "Scales, shells and patience.", &[
-        ("Spike", PetStatus::Available, 1),
-        ("Shelly", PetStatus::Pending, 0),
-    ]),
+    (
+        "Dogs",
+        "Loyal companions of every size.",
+        &[
+            ("Rex", PetStatus::Available, 3),
+            ("Bella", PetStatus::Available, 1),
+            ("Max", PetStatus::Pending, 0),
+            ("Luna", PetStatus::Sold, 0),
+        ],
+    ),
+    (
+        "Cats",
+        "Independent, curious and soft.",
+        &[("Whiskers", PetStatus::Available, 2), ("Misty", PetStatus::Available, 5), ("Shadow", PetStatus::Pending, 0)],
+    ),
+    ("Birds", "Songbirds and talkers.", &[("Tweety", PetStatus::Available, 8), ("Kiwi", PetStatus::Sold, 0)]),
+    ("Fish", "Calm colour for any room.", &[("Nemo", PetStatus::Available, 12), ("Bubbles", PetStatus::Available, 20)]),
+    (
+        "Reptiles",
+        "Scales, shells and patience.",
+        &[("Spike", PetStatus::Available, 1), ("Shelly", PetStatus::Pending, 0)],
+    ),
 ];
 
 /// Loads the demo catalog when the store has no categories and no pets. Returns
 /// whether it did.
 pub async fn seed_if_empty(pool: &Pool) -> AppResult<bool> {
     let (categories_n, pets_n): (i64, i64) =
-        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)")
-            .fetch_one(pool)
-            .await?;
+        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)").fetch_one(pool).await?;
     if categories_n + pets_n > 0 {
         return Ok(false);
     }
     for (category_name, description, animals) in CATALOG {
-        let category = categories::create(pool, NewCategory {
-            name: (*category_name).into(),
-            description: Some((*description).into()),
-        })
+        let category = categories::create(
+            pool,
+            NewCategory { name: (*category_name).into(), description: Some((*description).into()) },
+        )
         .await?;
         for (name, status, stock) in *animals {
-            let pet = pets::create(pool, NewPet {
-                name: (*name).into(),
-                category_id: category.id,
-                status: Some(*status),
-            })
-            .await?;
+            let pet =
+                pets::create(pool, NewPet { name: (*name).into(), category_id: category.id, status: Some(*status) })
+                    .await?;
             if *stock > 0 {
                 inventory::set(pool, pet.id, InventoryUpdate { quantity: *stock }).await?;
             }

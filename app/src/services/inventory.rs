@@ -12,11 +12,12 @@ use crate::services::validate;
 const ITEM_COLUMNS: &str = "SELECT i.pet_id, i.quantity, p.status FROM inventory i JOIN pets p ON p.id = i.pet_id";
 
 pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<InventoryItem>> {
-    let rows: Vec<InventoryItem> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{ITEM_COLUMNS} WHERE i.pet_id > ? ORDER BY i.pet_id LIMIT ?")))
-        .bind(page.after)
-        .bind(page.fetch_limit())
-        .fetch_all(pool)
-        .await?;
+    let rows: Vec<InventoryItem> =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!("{ITEM_COLUMNS} WHERE i.pet_id > ? ORDER BY i.pet_id LIMIT ?")))
+            .bind(page.after)
+            .bind(page.fetch_limit())
+            .fetch_all(pool)
+            .await?;
     Ok(page.finish(rows, |item| item.pet_id))
 }
 
@@ -52,11 +53,7 @@ pub(crate) async fn state_for_update(conn: &mut SqliteConnection, pet_id: i64) -
 }
 
 pub(crate) async fn write_state(conn: &mut SqliteConnection, pet_id: i64, state: PetState) -> AppResult<()> {
-    sqlx::query("UPDATE pets SET status = ? WHERE id = ?")
-        .bind(state.status)
-        .bind(pet_id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query("UPDATE pets SET status = ? WHERE id = ?").bind(state.status).bind(pet_id).execute(&mut *conn).await?;
     sqlx::query("UPDATE inventory SET quantity = ? WHERE pet_id = ?")
         .bind(state.stock)
         .bind(pet_id)

@@ -11,9 +11,9 @@ use subtle::ConstantTimeEq;
 
 use crate::db::Pool;
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::services::limits::{RateLimiter, Verdict};
 use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
 use crate::services::clock::rfc3339;
+use crate::services::limits::{RateLimiter, Verdict};
 use crate::services::paging::PageRequest;
 use crate::services::validate;
 
@@ -106,7 +106,13 @@ pub async fn create(pool: &Pool, now: i64, new: NewApiKey) -> AppResult<CreatedA
 pub const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
 
 /// Self-service sign-up (REST and storefront): a Free customer key, limited per IP.
-pub async fn sign_up(pool: &Pool, limiter: &RateLimiter, now: i64, client_ip: &str, request: SignUp) -> AppResult<CreatedApiKey> {
+pub async fn sign_up(
+    pool: &Pool,
+    limiter: &RateLimiter,
+    now: i64,
+    client_ip: &str,
+    request: SignUp,
+) -> AppResult<CreatedApiKey> {
     let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
     if let Verdict::Limited { retry_after, .. } | Verdict::Banned { retry_after, .. } =
         limiter.check(&format!("signup:{client_ip}"), SIGN_UPS_PER_IP)
@@ -137,8 +143,7 @@ async fn insert(pool: &Pool, now: i64, name: &str, role: Role, plan: Plan, limit
     .bind(now)
     .fetch_one(pool)
     .await?;
-    let key_info =
-        ApiKey { id, name: name.to_owned(), role, plan, limits, created_at: rfc3339(now), revoked_at: None };
+    let key_info = ApiKey { id, name: name.to_owned(), role, plan, limits, created_at: rfc3339(now), revoked_at: None };
     Ok(CreatedApiKey { key_info, key })
 }
 
@@ -146,10 +151,14 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-const COLUMNS: &str = "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";
+const COLUMNS: &str =
+    "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";
 
 pub async fn find_by_prefix(pool: &Pool, prefix: &str) -> AppResult<Option<KeyRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE prefix = ?"))).bind(prefix).fetch_optional(pool).await?)
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE prefix = ?")))
+        .bind(prefix)
+        .fetch_optional(pool)
+        .await?)
 }
 
 pub async fn get(pool: &Pool, id: i64) -> AppResult<KeyRow> {
@@ -167,6 +176,11 @@ pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<KeyRow>> {
         .fetch_all(pool)
         .await?;
     Ok(page.finish(rows, |row| row.id))
+}
+
+/// Every key, in id order (the CLI's list and the staff page).
+pub async fn list_all(pool: &Pool) -> AppResult<Vec<KeyRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} ORDER BY id"))).fetch_all(pool).await?)
 }
 
 /// Revokes a key (idempotent: a revoked key keeps its first revocation time) and ends

@@ -46,9 +46,15 @@ pub struct WindowState {
 pub enum Verdict {
     Allowed(WindowState),
     /// 429 `rate_limited`.
-    Limited { window: WindowState, retry_after: i64 },
+    Limited {
+        window: WindowState,
+        retry_after: i64,
+    },
     /// 429 `temporarily_banned`.
-    Banned { window: WindowState, retry_after: i64 },
+    Banned {
+        window: WindowState,
+        retry_after: i64,
+    },
 }
 
 impl Verdict {
@@ -85,10 +91,7 @@ impl Usage {
     }
 
     fn remaining(&self, limits: Limits) -> (i64, i64) {
-        (
-            (i64::from(limits.per_minute) - self.minute_count).max(0),
-            (i64::from(limits.per_day) - self.day_count).max(0),
-        )
+        ((i64::from(limits.per_minute) - self.minute_count).max(0), (i64::from(limits.per_day) - self.day_count).max(0))
     }
 
     /// The binding window: fewer remaining wins, ties go to the minute.
@@ -126,8 +129,10 @@ impl RateLimiter {
         .bind(now)
         .fetch_all(pool)
         .await?;
-        for (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) in rows {
-            let usage = Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until };
+        for (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) in rows
+        {
+            let usage =
+                Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until };
             limiter.usage.insert(subject, usage);
         }
         Ok(limiter)
@@ -261,7 +266,10 @@ mod tests {
     #[test]
     fn remaining_counts_down_and_reset_is_the_window_end() {
         let (limiter, _) = limiter();
-        assert_eq!(limiter.check("k", FREE), Verdict::Allowed(WindowState { limit: 60, remaining: 59, reset: T0 + 60 }));
+        assert_eq!(
+            limiter.check("k", FREE),
+            Verdict::Allowed(WindowState { limit: 60, remaining: 59, reset: T0 + 60 })
+        );
         assert_eq!(limiter.check("k", FREE).window().remaining, 58);
         // Another subject has its own counters.
         assert_eq!(limiter.check("other", FREE).window().remaining, 59);
@@ -275,7 +283,10 @@ mod tests {
         }
         now.store(T0 + 45, Ordering::SeqCst);
         let verdict = limiter.check("k", FREE);
-        assert_eq!(verdict, Verdict::Limited { window: WindowState { limit: 60, remaining: 0, reset: T0 + 60 }, retry_after: 15 });
+        assert_eq!(
+            verdict,
+            Verdict::Limited { window: WindowState { limit: 60, remaining: 0, reset: T0 + 60 }, retry_after: 15 }
+        );
         // Refusals do not count: the next minute starts fresh.
         now.store(T0 + 60, Ordering::SeqCst);
         assert_eq!(limiter.check("k", FREE).window(), WindowState { limit: 60, remaining: 59, reset: T0 + 120 });
@@ -290,10 +301,19 @@ mod tests {
         }
         now.store(T0 + 60, Ordering::SeqCst);
         let day_end = T0 - T0.rem_euclid(DAY) + DAY;
-        assert_eq!(limiter.check("k", tight), Verdict::Allowed(WindowState { limit: 12, remaining: 1, reset: day_end }));
+        assert_eq!(
+            limiter.check("k", tight),
+            Verdict::Allowed(WindowState { limit: 12, remaining: 1, reset: day_end })
+        );
         limiter.check("k", tight);
         let verdict = limiter.check("k", tight);
-        assert_eq!(verdict, Verdict::Limited { window: WindowState { limit: 12, remaining: 0, reset: day_end }, retry_after: day_end - T0 - 60 });
+        assert_eq!(
+            verdict,
+            Verdict::Limited {
+                window: WindowState { limit: 12, remaining: 0, reset: day_end },
+                retry_after: day_end - T0 - 60
+            }
+        );
     }
 
     #[test]

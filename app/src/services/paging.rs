@@ -37,8 +37,9 @@ impl PageRequest {
         };
         let after = match cursor {
             None => 0,
-            Some(raw) => decode_cursor(raw)
-                .ok_or_else(|| AppError::validation("cursor", "is not a cursor this API issued"))?,
+            Some(raw) => {
+                decode_cursor(raw).ok_or_else(|| AppError::validation("cursor", "is not a cursor this API issued"))?
+            }
         };
         Ok(PageRequest { limit, after })
     }

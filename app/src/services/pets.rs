@@ -129,4 +129,3 @@ pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
 fn missing_category(category_id: i64) -> AppError {
     AppError::validation("categoryId", format!("category {category_id} does not exist"))
 }
-

@@ -53,7 +53,11 @@ pub fn cookie(token: Option<&str>) -> String {
 
 /// The session token in a `Cookie` header, if any.
 pub fn token_from_cookie_header(header: &str) -> Option<&str> {
-    header.split(';').map(str::trim).find_map(|pair| pair.strip_prefix(COOKIE)?.strip_prefix('=')).filter(|t| !t.is_empty())
+    header
+        .split(';')
+        .map(str::trim)
+        .find_map(|pair| pair.strip_prefix(COOKIE)?.strip_prefix('='))
+        .filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

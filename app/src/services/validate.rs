@@ -102,10 +102,7 @@ pub fn pet_filter(
     let ids = match ids {
         None => None,
         Some(raw) => {
-            let ids = raw
-                .split(',')
-                .map(|part| positive_int("ids", part.trim()))
-                .collect::<AppResult<Vec<i64>>>()?;
+            let ids = raw.split(',').map(|part| positive_int("ids", part.trim())).collect::<AppResult<Vec<i64>>>()?;
             if ids.len() > IDS_MAX {
                 return Err(AppError::validation("ids", format!("must list at most {IDS_MAX} ids")));
             }

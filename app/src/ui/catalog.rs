@@ -168,5 +168,5 @@ fn PetCards(cards: Vec<PetCard>) -> impl IntoView {
                 .collect_view()}
         </ul>
     }
-        .into_any()
+    .into_any()
 }

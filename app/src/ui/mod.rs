@@ -12,11 +12,11 @@ use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
+use crate::model::Role;
+use crate::server_fns::viewer;
 use account::{AccountActions, SignInPage, SignOutButton, SignUpPage};
 use admin::AdminPage;
 use catalog::CatalogPage;
-use crate::model::Role;
-use crate::server_fns::viewer;
 use categories::CategoriesPage;
 use pet::PetPage;
 
@@ -52,11 +52,8 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    let actions = AccountActions {
-        sign_in: ServerAction::new(),
-        sign_up: ServerAction::new(),
-        sign_out: ServerAction::new(),
-    };
+    let actions =
+        AccountActions { sign_in: ServerAction::new(), sign_up: ServerAction::new(), sign_out: ServerAction::new() };
     provide_context(actions);
     // Who is signed in; asked again after every sign-in, sign-up and sign-out.
     let who = Resource::new(

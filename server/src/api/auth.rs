@@ -61,7 +61,10 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             next.run(request).await
         }
         Verdict::Limited { retry_after, window } => too_many(
-            AppError::new(ErrorCode::RateLimited, format!("rate limit of {} requests reached; retry in {retry_after} s", window.limit)),
+            AppError::new(
+                ErrorCode::RateLimited,
+                format!("rate limit of {} requests reached; retry in {retry_after} s", window.limit),
+            ),
             retry_after,
         ),
         Verdict::Banned { retry_after, .. } => too_many(
@@ -74,6 +77,12 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     };
     rate_limit_headers(response.headers_mut(), verdict.window());
     response
+}
+
+/// Stands in for `guard` when measuring it: every request is `caller`, nothing counted.
+pub async fn trust(caller: Caller, mut request: Request, next: Next) -> Response {
+    request.extensions_mut().insert(Authenticated(Ok(Some(caller))));
+    next.run(request).await
 }
 
 pub fn free_limits() -> Limits {

@@ -23,7 +23,8 @@ use crate::AppState;
         ListErrors,
         AuthErrors,
     ))]
-pub async fn list_categories(_: Customer, 
+pub async fn list_categories(
+    _: Customer,
     State(state): State<AppState>,
     uri: OriginalUri,
     Query(query): Query<PageQuery>,
@@ -42,7 +43,11 @@ pub async fn list_categories(_: Customer,
         BodyErrors,
         AuthErrors,
     ))]
-pub async fn create_category(_: Admin, State(state): State<AppState>, Json(new): Json<NewCategory>) -> AppResult<impl IntoResponse> {
+pub async fn create_category(
+    _: Admin,
+    State(state): State<AppState>,
+    Json(new): Json<NewCategory>,
+) -> AppResult<impl IntoResponse> {
     let category = categories::create(&state.pool, new).await?;
     Ok((StatusCode::CREATED, location(format!("/categories/{}", category.id)), axum::Json(category)))
 }
@@ -73,7 +78,8 @@ pub async fn get_category(_: Customer, State(state): State<AppState>, Id(id): Id
         BodyErrors,
         AuthErrors,
     ))]
-pub async fn replace_category(_: Admin, 
+pub async fn replace_category(
+    _: Admin,
     State(state): State<AppState>,
     Id(id): Id,
     Json(new): Json<NewCategory>,

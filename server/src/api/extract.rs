@@ -87,14 +87,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Id {
         let params = RawPathParams::from_request_parts(parts, state)
             .await
             .map_err(|e| AppError::new(ErrorCode::BadRequest, e.to_string()))?;
-        let (name, value) = params
-            .iter()
-            .next()
-            .ok_or_else(|| AppError::internal("path id", "route has no path parameter"))?;
-        value
-            .parse::<i64>()
-            .map(Id)
-            .map_err(|_| AppError::new(ErrorCode::BadRequest, format!("{name} must be a 64-bit integer (got {value:?})")))
+        let (name, value) =
+            params.iter().next().ok_or_else(|| AppError::internal("path id", "route has no path parameter"))?;
+        value.parse::<i64>().map(Id).map_err(|_| {
+            AppError::new(ErrorCode::BadRequest, format!("{name} must be a 64-bit integer (got {value:?})"))
+        })
     }
 }
 

@@ -22,7 +22,8 @@ use crate::AppState;
         ListErrors,
         AuthErrors,
     ))]
-pub async fn list_inventory(_: Customer, 
+pub async fn list_inventory(
+    _: Customer,
     State(state): State<AppState>,
     uri: OriginalUri,
     Query(query): Query<PageQuery>,
@@ -40,7 +41,11 @@ pub async fn list_inventory(_: Customer,
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
         AuthErrors,
     ))]
-pub async fn get_inventory(_: Customer, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<InventoryItem>> {
+pub async fn get_inventory(
+    _: Customer,
+    State(state): State<AppState>,
+    Id(id): Id,
+) -> AppResult<axum::Json<InventoryItem>> {
     inventory::get(&state.pool, id).await.map(axum::Json)
 }
 
@@ -57,7 +62,8 @@ pub async fn get_inventory(_: Customer, State(state): State<AppState>, Id(id): I
         BodyErrors,
         AuthErrors,
     ))]
-pub async fn set_inventory(_: Admin, 
+pub async fn set_inventory(
+    _: Admin,
     State(state): State<AppState>,
     Id(id): Id,
     Json(update): Json<InventoryUpdate>,

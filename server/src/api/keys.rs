@@ -37,19 +37,27 @@ pub async fn create_key(
 ) -> Response {
     let result = create(&state, caller.is_some_and(|c| c.role == Role::Admin), &extensions, &headers, &body).await;
     let mut response = match result {
-        Ok(created) => {
-            (StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), axum::Json(created)).into_response()
-        }
+        Ok(created) => (StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), axum::Json(created))
+            .into_response(),
         Err(err) => err.into_response(),
     };
     response.headers_mut().insert("x-api-stability", HeaderValue::from_static("beta"));
     response
 }
 
-async fn create(state: &AppState, admin: bool, extensions: &Extensions, headers: &HeaderMap, body: &[u8]) -> AppResult<CreatedApiKey> {
+async fn create(
+    state: &AppState,
+    admin: bool,
+    extensions: &Extensions,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> AppResult<CreatedApiKey> {
     let has_body = body.iter().any(|b| !b.is_ascii_whitespace());
     if has_body && !is_json(headers) {
-        return Err(AppError::new(ErrorCode::UnsupportedMediaType, "the request body must be sent as application/json"));
+        return Err(AppError::new(
+            ErrorCode::UnsupportedMediaType,
+            "the request body must be sent as application/json",
+        ));
     }
     let now = state.clock.now();
     if admin {
@@ -79,7 +87,10 @@ pub async fn list_keys(
 ) -> AppResult<Response> {
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
     let rows = keys::list(&state.pool, page).await?;
-    let page = app::model::Page { items: rows.items.iter().map(|row| row.to_api()).collect::<Vec<_>>(), next_cursor: rows.next_cursor };
+    let page = app::model::Page {
+        items: rows.items.iter().map(|row| row.to_api()).collect::<Vec<_>>(),
+        next_cursor: rows.next_cursor,
+    };
     Ok(paged(&uri, page))
 }
 

@@ -29,7 +29,24 @@ pub const BASE: &str = "/api/v1";
 /// The API router (to be nested at [`BASE`]). Authentication and rate limits are one
 /// layer (`auth::guard`) over every route, the fallbacks included.
 pub fn router<S>(state: AppState) -> Router<S> {
-    openapi::routes(&state.config)
+    with_common_layers(openapi::routes(&state.config))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
+        // Outermost: browsers' preflight requests are answered here, uncounted.
+        .layer(cors())
+        .with_state(state)
+}
+
+/// The API without authentication and rate limits: every request acts as `caller`.
+/// Only for measuring what the guard costs (`cargo bench -p server`); never served.
+#[doc(hidden)]
+pub fn router_without_guard<S>(state: AppState, caller: app::model::Caller) -> Router<S> {
+    with_common_layers(openapi::routes(&state.config))
+        .layer(axum::middleware::from_fn(move |request, next| auth::trust(caller, request, next)))
+        .with_state(state)
+}
+
+fn with_common_layers(routes: Router<AppState>) -> Router<AppState> {
+    routes
         // Both fallbacks after every route: axum applies the 405 one to the routes
         // registered before it.
         .fallback(not_found)
@@ -38,13 +55,7 @@ pub fn router<S>(state: AppState) -> Router<S> {
         // Bodies without a Content-Length (chunked) are cut off at the limit too.
         .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
         .layer(axum::middleware::map_response(json_error_for_bare_413))
-        .layer(CatchPanicLayer::custom(|_| {
-            AppError::internal("handler panicked", "panic").into_response()
-        }))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
-        // Outermost: browsers' preflight requests are answered here, uncounted.
-        .layer(cors())
-        .with_state(state)
+        .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
 }
 
 /// CORS for third-party web apps: any origin, no credentials (keys travel in headers).
@@ -161,7 +172,8 @@ pub enum ListErrors {
 pub fn paged<T: Serialize>(uri: &OriginalUri, page: Page<T>) -> Response {
     let mut response = axum::Json(page.items).into_response();
     if let Some(cursor) = page.next_cursor {
-        let mut pairs: Vec<(String, String)> = serde_urlencoded::from_str(uri.query().unwrap_or("")).unwrap_or_default();
+        let mut pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(uri.query().unwrap_or("")).unwrap_or_default();
         pairs.retain(|(key, _)| key != "cursor");
         pairs.push(("cursor".into(), cursor));
         let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();

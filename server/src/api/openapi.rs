@@ -53,7 +53,12 @@ impl utoipa::Modify for SecuritySchemes {
         );
         components.add_security_scheme(
             "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("The same key as a bearer token")).build()),
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("The same key as a bearer token"))
+                    .build(),
+            ),
         );
     }
 }

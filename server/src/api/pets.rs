@@ -52,12 +52,18 @@ pub struct PetListQuery {
         ListErrors,
         AuthErrors,
     ))]
-pub async fn list_pets(_: Customer, 
+pub async fn list_pets(
+    _: Customer,
     State(state): State<AppState>,
     uri: OriginalUri,
     Query(query): Query<PetListQuery>,
 ) -> AppResult<Response> {
-    let filter = validate::pet_filter(query.status.as_deref(), query.category_id.as_deref(), query.q.as_deref(), query.ids.as_deref())?;
+    let filter = validate::pet_filter(
+        query.status.as_deref(),
+        query.category_id.as_deref(),
+        query.q.as_deref(),
+        query.ids.as_deref(),
+    )?;
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
     Ok(paged(&uri, pets::list(&state.pool, &filter, page).await?))
 }
@@ -74,7 +80,11 @@ pub async fn list_pets(_: Customer,
         BodyErrors,
         AuthErrors,
     ))]
-pub async fn create_pet(_: Admin, State(state): State<AppState>, Json(new): Json<NewPet>) -> AppResult<impl IntoResponse> {
+pub async fn create_pet(
+    _: Admin,
+    State(state): State<AppState>,
+    Json(new): Json<NewPet>,
+) -> AppResult<impl IntoResponse> {
     let pet = pets::create(&state.pool, new).await?;
     Ok((StatusCode::CREATED, location(format!("/pets/{}", pet.id)), axum::Json(pet)))
 }
@@ -136,7 +146,12 @@ pub async fn get_pet(
         BodyErrors,
         AuthErrors,
     ))]
-pub async fn replace_pet(_: Admin, State(state): State<AppState>, Id(id): Id, Json(new): Json<NewPet>) -> AppResult<axum::Json<Pet>> {
+pub async fn replace_pet(
+    _: Admin,
+    State(state): State<AppState>,
+    Id(id): Id,
+    Json(new): Json<NewPet>,
+) -> AppResult<axum::Json<Pet>> {
     pets::replace(&state.pool, id, new).await.map(axum::Json)
 }
 

@@ -75,7 +75,11 @@ impl TestApp {
         let clock = Clock::manual(now.clone());
         let state = AppState::new(pool.clone(), Config { database_url: url, ..config }, clock).await.unwrap();
         let options = LeptosOptions::builder().output_name("petstore").build();
-        let admin = match sqlx::query_scalar::<_, String>("SELECT name FROM api_keys WHERE name = 'test admin'").fetch_optional(&pool).await.unwrap() {
+        let admin = match sqlx::query_scalar::<_, String>("SELECT name FROM api_keys WHERE name = 'test admin'")
+            .fetch_optional(&pool)
+            .await
+            .unwrap()
+        {
             Some(_) => std::fs::read_to_string(dir.path().join("admin.key")).unwrap(),
             None => {
                 let limits = Some(Limits { per_minute: 1_000_000, per_day: 1_000_000 });
