@@ -282,3 +282,57 @@ pub struct Caller {
     pub role: Role,
     pub limits: Limits,
 }
+
+/// An order for a pet. `id` and `complete` are assigned by the server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub id: i64,
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub pet_id: i64,
+    #[cfg_attr(feature = "ssr", schema(minimum = 1, maximum = 1000))]
+    pub quantity: i64,
+    /// Requested ship date, or the completion time when completed without one (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub ship_date: Option<String>,
+    pub complete: bool,
+}
+
+/// Request body of `POST /store/orders`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewOrder {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub pet_id: i64,
+    /// 1 to 1,000 units.
+    #[cfg_attr(feature = "ssr", schema(minimum = 1, maximum = 1000))]
+    pub quantity: i64,
+    /// A requested ship date, ISO 8601 with an offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub ship_date: Option<String>,
+}
+
+/// Request body of `PATCH /store/orders/{orderId}` (admin): fulfils the order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OrderCompletion {
+    /// Must be `true`: completion is the only change an order takes.
+    pub complete: bool,
+    /// The ship date; defaults to the requested one, else the completion time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub ship_date: Option<String>,
+}
+
+/// The filters of an order listing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OrderFilter {
+    pub complete: Option<bool>,
+    pub pet_id: Option<i64>,
+}

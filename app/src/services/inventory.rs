@@ -62,8 +62,10 @@ pub(crate) async fn write_state(conn: &mut SqliteConnection, pet_id: i64, state:
     Ok(())
 }
 
-/// Open orders holding the pet. Orders do not exist yet (they arrive with the orders
-/// issue, which replaces this body with a query), so no pet is ever held by one.
-pub(crate) async fn open_order_count(_conn: &mut SqliteConnection, _pet_id: i64) -> AppResult<i64> {
-    Ok(0)
+/// Open (neither completed nor cancelled) orders holding the pet.
+pub(crate) async fn open_order_count(conn: &mut SqliteConnection, pet_id: i64) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE pet_id = ? AND complete = 0 AND cancelled_at IS NULL")
+        .bind(pet_id)
+        .fetch_one(&mut *conn)
+        .await?)
 }

@@ -255,7 +255,7 @@ mod tests {
     use std::sync::atomic::{AtomicI64, Ordering};
 
     const FREE: Limits = Limits { per_minute: 60, per_day: 1_000 };
-    /// 2026-11-22T10:00:00Z: the start of a minute.
+    /// 2026-11-23T10:00:00Z: the start of a minute.
     const T0: i64 = 1_795_428_000;
 
     fn limiter() -> (RateLimiter, Arc<AtomicI64>) {

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod inventory;
 pub mod keys;
 pub mod limits;
+pub mod orders;
 pub mod paging;
 pub mod pets;
 pub mod rules;

@@ -4,7 +4,7 @@
 use sqlx::{QueryBuilder, Sqlite};
 
 use crate::db::{Pool, begin_write};
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{NewPet, Page, Pet, PetCard, PetFilter, PetStatus};
 use crate::services::paging::PageRequest;
 use crate::services::rules;
@@ -120,6 +120,13 @@ pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
     let mut tx = begin_write(pool).await?;
     // Reading the state first gives the 404 for a missing pet.
     let _ = inventory::state_for_update(&mut tx, id).await?;
+    let open = inventory::open_order_count(&mut tx, id).await?;
+    if open > 0 {
+        return Err(AppError::conflict(
+            ErrorCode::PetHasOpenOrders,
+            format!("pet {id} is held by {open} open order(s); complete or cancel them first"),
+        ));
+    }
     // The inventory row goes with the pet (ON DELETE CASCADE).
     sqlx::query("DELETE FROM pets WHERE id = ?").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;

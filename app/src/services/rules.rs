@@ -53,10 +53,68 @@ pub fn admin_set_status(current: PetState, requested: PetStatus, open_orders: i6
     }
 }
 
+/// "place order (q units)": the pet must be available with stock ≥ q; the stock
+/// drops by q, and a pet whose last unit is reserved becomes pending.
+pub fn place_order(current: PetState, quantity: i64) -> AppResult<PetState> {
+    if current.status != PetStatus::Available {
+        return Err(AppError::conflict(
+            ErrorCode::PetNotAvailable,
+            format!("the pet is {}, not available", current.status),
+        ));
+    }
+    if current.stock < quantity {
+        return Err(AppError::conflict(
+            ErrorCode::InsufficientStock,
+            format!("only {} in stock, {quantity} ordered", current.stock),
+        ));
+    }
+    let stock = current.stock - quantity;
+    let status = if stock == 0 { PetStatus::Pending } else { PetStatus::Available };
+    Ok(PetState { status, stock })
+}
+
+/// "cancel open order": the units go back; a pending pet with stock is available again.
+/// (The order being open is the caller's precondition: `order_completed` otherwise.)
+pub fn cancel_order(current: PetState, quantity: i64) -> PetState {
+    let stock = current.stock + quantity;
+    let status = if current.status == PetStatus::Pending && stock > 0 { PetStatus::Available } else { current.status };
+    PetState { status, stock }
+}
+
+/// "complete order": with no stock left and no other open order, the pet is sold.
+pub fn complete_order(current: PetState, other_open_orders: i64) -> PetState {
+    if current.stock == 0 && other_open_orders == 0 { PetState { status: PetStatus::Sold, stock: 0 } } else { current }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use PetStatus::*;
+
+    #[test]
+    fn place_order_row() {
+        assert_eq!(place_order(state(Available, 5), 2).unwrap(), state(Available, 3));
+        assert_eq!(place_order(state(Available, 2), 2).unwrap(), state(Pending, 0), "last unit → pending");
+        assert_eq!(place_order(state(Pending, 5), 1).unwrap_err().code, ErrorCode::PetNotAvailable);
+        assert_eq!(place_order(state(Sold, 0), 1).unwrap_err().code, ErrorCode::PetNotAvailable);
+        assert_eq!(place_order(state(Available, 1), 2).unwrap_err().code, ErrorCode::InsufficientStock);
+        assert_eq!(place_order(state(Available, 0), 1).unwrap_err().code, ErrorCode::InsufficientStock);
+    }
+
+    #[test]
+    fn cancel_order_row() {
+        assert_eq!(cancel_order(state(Pending, 0), 2), state(Available, 2), "pending with stock → available");
+        assert_eq!(cancel_order(state(Available, 3), 1), state(Available, 4));
+        // A hold (pending set by staff) with stock is released too; sold stays sold.
+        assert_eq!(cancel_order(state(Sold, 0), 1), state(Sold, 1));
+    }
+
+    #[test]
+    fn complete_order_row() {
+        assert_eq!(complete_order(state(Pending, 0), 0), state(Sold, 0), "no stock, no other open order → sold");
+        assert_eq!(complete_order(state(Pending, 0), 1), state(Pending, 0), "another open order holds it");
+        assert_eq!(complete_order(state(Available, 2), 0), state(Available, 2), "stock left");
+    }
 
     fn state(status: PetStatus, stock: i64) -> PetState {
         PetState { status, stock }

@@ -112,6 +112,21 @@ pub fn pet_filter(
     Ok(PetFilter { status, category_id, q, ids })
 }
 
+/// Reads the raw query values of an order listing.
+pub fn order_filter(complete: Option<&str>, pet_id: Option<&str>) -> AppResult<crate::model::OrderFilter> {
+    let complete = match complete.filter(|s| !s.is_empty()) {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(AppError::validation("complete", "must be true or false")),
+    };
+    let pet_id = match pet_id.filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(positive_int("petId", raw)?),
+    };
+    Ok(crate::model::OrderFilter { complete, pet_id })
+}
+
 fn positive_int(field: &str, raw: &str) -> AppResult<i64> {
     match raw.parse::<i64>() {
         Ok(n) if n > 0 => Ok(n),

@@ -8,6 +8,7 @@ pub mod extract;
 pub mod inventory;
 pub mod keys;
 pub mod openapi;
+pub mod orders;
 pub mod pets;
 
 use app::error::{AppError, ErrorCode};

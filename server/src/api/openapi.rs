@@ -16,7 +16,7 @@ use utoipa::openapi::{Deprecated, PathItem};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{categories, inventory, keys, pets};
+use super::{categories, inventory, keys, orders, pets};
 use crate::{AppState, Config};
 
 #[derive(OpenApi)]
@@ -31,7 +31,7 @@ use crate::{AppState, Config};
     servers((url = "/api/v1", description = "This server, API version 1")),
     tags(
         (name = "Pets", description = "Pets and their categories"),
-        (name = "Store", description = "Stock and, later, orders"),
+        (name = "Store", description = "Stock, orders and API keys"),
     ),
     components(schemas(AppError)),
     modifiers(&SecuritySchemes)
@@ -81,6 +81,8 @@ pub fn routes(config: &Config) -> Router<AppState> {
         .routes(routes!(categories::get_category, categories::replace_category, categories::delete_category))
         .routes(routes!(inventory::list_inventory))
         .routes(routes!(inventory::get_inventory, inventory::set_inventory))
+        .routes(routes!(orders::place_order, orders::list_orders))
+        .routes(routes!(orders::get_order, orders::complete_order, orders::cancel_order))
         .routes(routes!(keys::create_key, keys::list_keys))
         .routes(routes!(keys::revoke_key))
         .routes(routes!(openapi_json))
@@ -111,6 +113,10 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
             let id = operation.operation_id.clone().unwrap_or_default();
             let stability = STABILITY.iter().find(|(op, _)| *op == id).map_or("stable", |(_, s)| s);
             let mut extensions = ExtensionsBuilder::new().add("x-stability", stability);
+            if method == "get" && path == "/store/orders" {
+                // The docs page shows no try-it panel for it (spec, "Endpoints").
+                extensions = extensions.add("x-hideTryItPanel", true);
+            }
             if method == "get" && path == "/pets/{petId}" {
                 operation.deprecated = Some(Deprecated::True);
                 extensions = extensions.add("x-sunset", sunset.clone());

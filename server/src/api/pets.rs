@@ -164,6 +164,7 @@ pub async fn replace_pet(
         (status = 204, description = "Deleted"),
         (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        (status = 409, description = "Open orders hold the pet (`pet_has_open_orders`)", body = AppError),
         AuthErrors,
     ))]
 pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {

@@ -31,7 +31,7 @@ pub struct TestApp {
     pub dir: tempfile::TempDir,
 }
 
-/// 2026-11-22T10:00:00Z, the start of a minute.
+/// 2026-11-23T10:00:00Z, the start of a minute.
 pub const T0: i64 = 1_795_428_000;
 
 pub struct Reply {

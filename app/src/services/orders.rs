@@ -1,0 +1,247 @@
+//! Orders: placing, cancelling and completing, each in one write transaction that reads
+//! and writes the order, the stock and the pet's status together (the rules themselves
+//! are in `rules`). Placing honours an Idempotency-Key.
+
+use sha2::{Digest, Sha256};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::db::{Pool, begin_write};
+use crate::error::{AppError, AppResult, ErrorCode};
+use crate::model::{Caller, NewOrder, Order, OrderCompletion, OrderFilter, Page, Role};
+use crate::services::clock::rfc3339;
+use crate::services::inventory::{open_order_count, state_for_update, write_state};
+use crate::services::paging::PageRequest;
+use crate::services::{rules, validate};
+
+pub const QUANTITY_MAX: i64 = 1_000;
+/// How long a retry with the same Idempotency-Key gets the first answer.
+pub const IDEMPOTENCY_SECONDS: i64 = 24 * 3600;
+const IDEMPOTENCY_KEY_MAX: usize = 255;
+
+#[derive(sqlx::FromRow)]
+struct OrderRow {
+    id: i64,
+    pet_id: i64,
+    key_id: i64,
+    quantity: i64,
+    ship_date: Option<String>,
+    complete: bool,
+}
+
+impl OrderRow {
+    fn to_api(&self) -> Order {
+        Order {
+            id: self.id,
+            pet_id: self.pet_id,
+            quantity: self.quantity,
+            ship_date: self.ship_date.clone(),
+            complete: self.complete,
+        }
+    }
+}
+
+const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete FROM orders";
+
+/// A ship date as given (RFC 3339 with an offset), kept in UTC.
+fn ship_date(field: &str, raw: &str) -> AppResult<String> {
+    OffsetDateTime::parse(raw, &Rfc3339)
+        .ok()
+        .and_then(|t| t.to_offset(time::UtcOffset::UTC).format(&Rfc3339).ok())
+        .ok_or_else(|| {
+            AppError::validation(field, "must be an ISO 8601 date-time with an offset, like 2027-01-31T12:00:00Z")
+        })
+}
+
+fn check_idempotency_key(key: &str) -> AppResult<()> {
+    if key.is_empty() || key.len() > IDEMPOTENCY_KEY_MAX || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(AppError::new(
+            ErrorCode::BadRequest,
+            format!("Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} visible ASCII characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// "place order": with an `idempotency_key`, a retry of the same request by the same
+/// key within 24 hours gets the first answer (success or refusal) and changes nothing;
+/// the same idempotency key with another request is 409 `idempotency_key_reused`.
+pub async fn place(
+    pool: &Pool,
+    now: i64,
+    caller: Caller,
+    new: NewOrder,
+    idempotency_key: Option<&str>,
+) -> AppResult<Order> {
+    let pet_id = validate::id("petId", new.pet_id)?;
+    if !(1..=QUANTITY_MAX).contains(&new.quantity) {
+        return Err(AppError::validation("quantity", format!("must be from 1 to {QUANTITY_MAX}")));
+    }
+    let requested_ship_date = new.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
+    if let Some(key) = idempotency_key {
+        check_idempotency_key(key)?;
+    }
+    let request = NewOrder { pet_id, quantity: new.quantity, ship_date: requested_ship_date };
+    let request_hash: [u8; 32] = Sha256::digest(serde_json::to_vec(&request).unwrap_or_default()).into();
+
+    let mut tx = begin_write(pool).await?;
+    if let Some(key) = idempotency_key {
+        let record: Option<(Vec<u8>, i64, String)> = sqlx::query_as(
+            "SELECT request_hash, status, body FROM idempotency_records
+             WHERE key_id = ? AND idem_key = ? AND created_at > ?",
+        )
+        .bind(caller.key_id)
+        .bind(key)
+        .bind(now - IDEMPOTENCY_SECONDS)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((hash, status, body)) = record {
+            if hash != request_hash {
+                return Err(AppError::conflict(
+                    ErrorCode::IdempotencyKeyReused,
+                    "this Idempotency-Key was used for a different request",
+                ));
+            }
+            return replay(status, &body);
+        }
+    }
+    let outcome = place_in(&mut tx, now, caller, &request).await;
+    if let Err(err) = &outcome {
+        if err.status >= 500 {
+            return outcome; // rolled back; not recorded, so a retry tries again
+        }
+    }
+    if let Some(key) = idempotency_key {
+        let (status, body) = match &outcome {
+            Ok(order) => (201, serde_json::to_string(order)),
+            Err(err) => (i64::from(err.status), serde_json::to_string(err)),
+        };
+        sqlx::query(
+            "INSERT OR REPLACE INTO idempotency_records (key_id, idem_key, request_hash, status, body, created_at)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(caller.key_id)
+        .bind(key)
+        .bind(request_hash.as_slice())
+        .bind(status)
+        .bind(body.map_err(|e| AppError::internal("idempotency record", e))?)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    // A refusal wrote nothing but (maybe) its idempotency record.
+    tx.commit().await?;
+    outcome
+}
+
+fn replay(status: i64, body: &str) -> AppResult<Order> {
+    if status == 201 {
+        serde_json::from_str::<Order>(body).map_err(|e| AppError::internal("idempotency replay", e))
+    } else {
+        Err(serde_json::from_str::<AppError>(body).map_err(|e| AppError::internal("idempotency replay", e))?)
+    }
+}
+
+async fn place_in(conn: &mut SqliteConnection, now: i64, caller: Caller, request: &NewOrder) -> AppResult<Order> {
+    let current = state_for_update(conn, request.pet_id).await.map_err(|err| match err.code {
+        ErrorCode::NotFound => AppError::validation("petId", format!("pet {} does not exist", request.pet_id)),
+        _ => err,
+    })?;
+    let next = rules::place_order(current, request.quantity)?;
+    write_state(conn, request.pet_id, next).await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING id",
+    )
+    .bind(request.pet_id)
+    .bind(caller.key_id)
+    .bind(request.quantity)
+    .bind(&request.ship_date)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(Order {
+        id,
+        pet_id: request.pet_id,
+        quantity: request.quantity,
+        ship_date: request.ship_date.clone(),
+        complete: false,
+    })
+}
+
+/// An open or completed order the caller may see (customers: their own; others → 404).
+async fn visible(conn: &mut SqliteConnection, caller: Caller, id: i64) -> AppResult<OrderRow> {
+    let row: Option<OrderRow> =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ? AND cancelled_at IS NULL")))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    row.filter(|row| caller.role == Role::Admin || row.key_id == caller.key_id)
+        .ok_or_else(|| AppError::not_found("order", id))
+}
+
+pub async fn get(pool: &Pool, caller: Caller, id: i64) -> AppResult<Order> {
+    let mut conn = pool.acquire().await?;
+    Ok(visible(&mut conn, caller, id).await?.to_api())
+}
+
+/// A customer's own orders, or everyone's for an admin; newest last (by id).
+pub async fn list(pool: &Pool, caller: Caller, filter: &OrderFilter, page: PageRequest) -> AppResult<Page<Order>> {
+    let mut sql = QueryBuilder::<Sqlite>::new(COLUMNS);
+    sql.push(" WHERE cancelled_at IS NULL AND id > ").push_bind(page.after);
+    if caller.role != Role::Admin {
+        sql.push(" AND key_id = ").push_bind(caller.key_id);
+    }
+    if let Some(complete) = filter.complete {
+        sql.push(" AND complete = ").push_bind(complete);
+    }
+    if let Some(pet_id) = filter.pet_id {
+        sql.push(" AND pet_id = ").push_bind(pet_id);
+    }
+    sql.push(" ORDER BY id LIMIT ").push_bind(page.fetch_limit());
+    let rows: Vec<OrderRow> = sql.build_query_as().fetch_all(pool).await?;
+    let page = page.finish(rows, |row| row.id);
+    Ok(Page { items: page.items.iter().map(OrderRow::to_api).collect(), next_cursor: page.next_cursor })
+}
+
+/// "cancel open order": its units go back to stock.
+pub async fn cancel(pool: &Pool, now: i64, caller: Caller, id: i64) -> AppResult<()> {
+    let mut tx = begin_write(pool).await?;
+    let order = visible(&mut tx, caller, id).await?;
+    if order.complete {
+        return Err(AppError::conflict(
+            ErrorCode::OrderCompleted,
+            format!("order {id} is completed and cannot be cancelled"),
+        ));
+    }
+    let current = state_for_update(&mut tx, order.pet_id).await?;
+    write_state(&mut tx, order.pet_id, rules::cancel_order(current, order.quantity)).await?;
+    sqlx::query("UPDATE orders SET cancelled_at = ? WHERE id = ?").bind(now).bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// "complete order" (admin): marks it complete with its ship date; a pet with no stock
+/// and no other open order is then sold.
+pub async fn complete(pool: &Pool, now: i64, caller: Caller, id: i64, completion: OrderCompletion) -> AppResult<Order> {
+    if !completion.complete {
+        return Err(AppError::validation("complete", "must be true: completing is the only change an order takes"));
+    }
+    let given_ship_date = completion.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
+    let mut tx = begin_write(pool).await?;
+    let order = visible(&mut tx, caller, id).await?;
+    if order.complete {
+        return Err(AppError::conflict(ErrorCode::OrderCompleted, format!("order {id} is already completed")));
+    }
+    let ship_date = given_ship_date.or(order.ship_date.clone()).unwrap_or_else(|| rfc3339(now));
+    sqlx::query("UPDATE orders SET complete = 1, ship_date = ? WHERE id = ?")
+        .bind(&ship_date)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    let current = state_for_update(&mut tx, order.pet_id).await?;
+    let others = open_order_count(&mut tx, order.pet_id).await?;
+    write_state(&mut tx, order.pet_id, rules::complete_order(current, others)).await?;
+    tx.commit().await?;
+    Ok(Order { complete: true, ship_date: Some(ship_date), ..order.to_api() })
+}
