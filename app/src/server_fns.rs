@@ -162,3 +162,71 @@ pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
         .map(|row| KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) })
         .collect())
 }
+
+/// An order as the storefront lists it, with its pet's name.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OrderView {
+    pub order: crate::model::Order,
+    pub pet_name: Option<String>,
+}
+
+#[cfg(feature = "ssr")]
+async fn signed_in(role: crate::model::Role) -> Result<crate::model::Caller, AppError> {
+    crate::services::auth::require(session::caller().await?, role)
+}
+
+/// Orders a pet as the signed-in shopper (the same service call as `POST /store/orders`).
+#[server(prefix = "/_app", endpoint = "place_order")]
+pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Order, AppError> {
+    use crate::model::{NewOrder, Role};
+    let caller = signed_in(Role::Customer).await?;
+    crate::services::orders::place(
+        &pool()?,
+        session::clock().now(),
+        caller,
+        NewOrder { pet_id, quantity, ship_date: None },
+        None,
+    )
+    .await
+}
+
+/// The signed-in shopper's orders, or every order for staff; `open_only` for open ones.
+#[server(prefix = "/_app", endpoint = "orders")]
+pub async fn list_orders(open_only: bool) -> Result<Vec<OrderView>, AppError> {
+    use crate::model::{OrderFilter, Role};
+    use crate::services::{orders, paging::PageRequest, pets};
+    let caller = signed_in(Role::Customer).await?;
+    let pool = pool()?;
+    let filter = OrderFilter { complete: open_only.then_some(false), pet_id: None };
+    let mut page = PageRequest { limit: 100, after: 0 };
+    let mut views = Vec::new();
+    loop {
+        let found = orders::list(&pool, caller, &filter, page).await?;
+        for order in &found.items {
+            let pet_name = pets::get(&pool, order.pet_id).await.ok().map(|pet| pet.name);
+            views.push(OrderView { order: order.clone(), pet_name });
+        }
+        match (found.next_cursor, found.items.last()) {
+            (Some(_), Some(last)) => page.after = last.id,
+            _ => break,
+        }
+    }
+    // Newest first.
+    views.reverse();
+    Ok(views)
+}
+
+#[server(prefix = "/_app", endpoint = "cancel_order")]
+pub async fn cancel_order(id: i64) -> Result<(), AppError> {
+    let caller = signed_in(crate::model::Role::Customer).await?;
+    crate::services::orders::cancel(&pool()?, session::clock().now(), caller, id).await
+}
+
+/// Staff: fulfils an order now.
+#[server(prefix = "/_app", endpoint = "complete_order")]
+pub async fn complete_order(id: i64) -> Result<crate::model::Order, AppError> {
+    use crate::model::{OrderCompletion, Role};
+    let caller = signed_in(Role::Admin).await?;
+    let completion = OrderCompletion { complete: true, ship_date: None };
+    crate::services::orders::complete(&pool()?, session::clock().now(), caller, id, completion).await
+}

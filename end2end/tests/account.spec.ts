@@ -1,29 +1,11 @@
-import { test, expect, Page } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
+import { test, expect } from '@playwright/test';
+import { cliKey, failOnPageErrors, hydrated } from './helpers';
 
 // Keys, sessions and the staff page, in the browser.
 
-test.beforeEach(async ({ page }) => {
-  page.on('pageerror', (error) => {
-    throw new Error(`page error: ${error.message}`);
-  });
-});
+test.beforeEach(async ({ page }) => failOnPageErrors(page));
 
-async function hydrated(page: Page) {
-  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
-}
-
-/** An admin key made with the server's own CLI over the test database. */
-function adminKey(): string {
-  const root = path.resolve(__dirname, '../..');
-  const bin = process.env.SERVER_BIN ?? path.join(root, 'target/release/server');
-  return execFileSync(bin, ['keys', 'create', '--name', 'e2e staff', '--role', 'admin', '--plan', 'pro'], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: 'sqlite://target/e2e/petstore.db' },
-    encoding: 'utf8',
-  }).trim();
-}
+const adminKey = () => cliKey('admin', 'e2e staff');
 
 test('sign up shows a Free key once, signs in, and the key works on the API', async ({ page, context }) => {
   await page.goto('/sign-up');

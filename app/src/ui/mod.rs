@@ -4,6 +4,7 @@ mod account;
 mod admin;
 mod catalog;
 mod categories;
+mod orders;
 mod pet;
 mod widgets;
 
@@ -18,6 +19,7 @@ use account::{AccountActions, SignInPage, SignOutButton, SignUpPage};
 use admin::AdminPage;
 use catalog::CatalogPage;
 use categories::CategoriesPage;
+use orders::OrdersPage;
 use pet::PetPage;
 
 /// The document around the app, rendered on the server only.
@@ -79,6 +81,7 @@ pub fn App() -> impl IntoView {
                         {move || Suspend::new(async move {
                             match who.await.ok().flatten() {
                                 Some(caller) => view! {
+                                    <A href="/orders">{if caller.role == Role::Admin { "Orders" } else { "My orders" }}</A>
                                     {(caller.role == Role::Admin).then(|| view! { <A href="/admin">"Staff"</A> })}
                                     <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
                                     <SignOutButton/>
@@ -103,6 +106,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/sign-up") view=SignUpPage ssr=SsrMode::Async/>
                     <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async/>
+                    <Route path=path!("/orders") view=OrdersPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -6,24 +6,34 @@ use leptos_router::hooks::use_params_map;
 
 use super::widgets::{ErrorNotice, StatusBadge, set_status_404};
 use crate::error::ErrorCode;
-use crate::server_fns::pet;
+use crate::model::{PetCard, PetStatus};
+use crate::server_fns::{PlaceOrder, pet, viewer};
 
 #[component]
 pub fn PetPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|raw| raw.parse::<i64>().ok()).filter(|id| *id > 0);
-    let card = Resource::new(id, |id| async move {
-        match id {
-            Some(id) => pet(id).await.map(Some),
-            None => Ok(None),
-        }
-    });
+    let place = ServerAction::<PlaceOrder>::new();
+    let who = Resource::new(|| (), |_| viewer());
+    // Read again after every order, so stock and status follow at once.
+    let card = Resource::new(
+        move || (id(), place.version().get()),
+        |(id, _)| async move {
+            match id {
+                Some(id) => pet(id).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
 
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match card.await {
-                    Ok(Some(card)) => view! {
+                    Ok(Some(card)) => {
+                        let signed_in = who.await.ok().flatten().is_some();
+                        let order_box = view! { <OrderBox card=card.clone() place signed_in/> };
+                        view! {
                         <Title text=card.name.clone()/>
                         <article class="pet">
                             <p class="crumbs"><a href="/">"Catalog"</a> " / "
@@ -40,15 +50,57 @@ pub fn PetPage() -> impl IntoView {
                                 <dt>"Pet id"</dt>
                                 <dd><code>{card.id}</code></dd>
                             </dl>
+                            {order_box}
                         </article>
                     }
-                        .into_any(),
+                        .into_any()
+                    }
                     Ok(None) => missing().into_any(),
                     Err(error) if error.code == ErrorCode::NotFound => missing().into_any(),
                     Err(error) => view! { <ErrorNotice error/> }.into_any(),
                 }
             })}
         </Suspense>
+    }
+}
+
+/// Ordering from the pet page: a quantity and a button, or why it cannot be ordered.
+#[component]
+fn OrderBox(card: PetCard, place: ServerAction<PlaceOrder>, signed_in: bool) -> impl IntoView {
+    let outcome = move || match place.value().get() {
+        Some(Ok(order)) => view! {
+            <p class="notice notice-success" role="status">
+                {format!("Ordered {} (order #{}). ", order.quantity, order.id)}
+                <a href="/orders">"See my orders"</a>
+            </p>
+        }
+        .into_any(),
+        Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
+        None => ().into_any(),
+    };
+    let form = if !signed_in {
+        view! { <p><a href="/sign-in">"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."</p> }
+            .into_any()
+    } else if card.status != PetStatus::Available || card.quantity == 0 {
+        view! { <p class="empty">"Not available to order right now."</p> }.into_any()
+    } else {
+        view! {
+            <ActionForm action=place attr:class="order-form">
+                <input type="hidden" name="pet_id" value=card.id/>
+                <label>
+                    "Quantity"
+                    <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required/>
+                </label>
+                <button type="submit">"Order"</button>
+            </ActionForm>
+        }
+        .into_any()
+    };
+    view! {
+        <section class="order-box" aria-label="Order">
+            {form}
+            {outcome}
+        </section>
     }
 }
 

@@ -1,15 +1,9 @@
-import { test, expect, Page } from '@playwright/test';
+import { test, expect } from '@playwright/test';
+import { failOnPageErrors, hydrated } from './helpers';
 
-// Any script error fails the test: a page that throws has not really hydrated.
-test.beforeEach(async ({ page }) => {
-  page.on('pageerror', (error) => {
-    throw new Error(`page error: ${error.message}`);
-  });
-});
-
-async function hydrated(page: Page) {
-  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
-}
+// The demo catalog as `make run` loads it. Files run in name order on one worker, and
+// this one runs before orders.spec.ts changes any stock.
+test.beforeEach(async ({ page }) => failOnPageErrors(page));
 
 test('the catalog lists the demo pets with category, status and stock', async ({ page }) => {
   await page.goto('/');

@@ -1,0 +1,211 @@
+//! Model-based test of the state table: random sequences of place / cancel / complete /
+//! set-inventory / admin-status events go both to the service (over SQLite) and to a
+//! small in-memory model written straight from contract.md; after every step stock,
+//! status and orders must agree, and stock is never below zero.
+
+#![cfg(feature = "ssr")]
+
+use std::collections::BTreeMap;
+
+use PetStatus::*;
+use app::db;
+use app::error::ErrorCode;
+use app::model::{
+    Caller, InventoryUpdate, NewApiKey, NewCategory, NewOrder, NewPet, OrderCompletion, OrderFilter, PetStatus, Plan,
+    Role,
+};
+use app::services::paging::PageRequest;
+use app::services::{categories, inventory, keys, orders, pets};
+
+/// A tiny deterministic generator (xorshift64*), so a failing seed can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ModelOrder {
+    pet: i64,
+    quantity: i64,
+    complete: bool,
+}
+
+#[derive(Default)]
+struct Model {
+    pets: BTreeMap<i64, (PetStatus, i64)>,
+    orders: BTreeMap<i64, ModelOrder>,
+}
+
+impl Model {
+    fn open_orders(&self, pet: i64) -> usize {
+        self.orders.values().filter(|o| o.pet == pet && !o.complete).count()
+    }
+
+    /// The contract's "place order" row; `Ok` means the service must succeed.
+    fn place(&mut self, pet: i64, quantity: i64) -> Result<(), ErrorCode> {
+        let (status, stock) = self.pets[&pet];
+        if status != Available {
+            return Err(ErrorCode::PetNotAvailable);
+        }
+        if stock < quantity {
+            return Err(ErrorCode::InsufficientStock);
+        }
+        let stock = stock - quantity;
+        self.pets.insert(pet, (if stock == 0 { Pending } else { Available }, stock));
+        Ok(())
+    }
+
+    fn cancel(&mut self, id: i64) -> Result<(), ErrorCode> {
+        let order = *self.orders.get(&id).ok_or(ErrorCode::NotFound)?;
+        if order.complete {
+            return Err(ErrorCode::OrderCompleted);
+        }
+        self.orders.remove(&id);
+        let (status, stock) = self.pets[&order.pet];
+        let stock = stock + order.quantity;
+        let status = if status == Pending && stock > 0 { Available } else { status };
+        self.pets.insert(order.pet, (status, stock));
+        Ok(())
+    }
+
+    fn complete(&mut self, id: i64) -> Result<(), ErrorCode> {
+        let order = self.orders.get_mut(&id).ok_or(ErrorCode::NotFound)?;
+        if order.complete {
+            return Err(ErrorCode::OrderCompleted);
+        }
+        order.complete = true;
+        let pet = order.pet;
+        let (_, stock) = self.pets[&pet];
+        if stock == 0 && self.open_orders(pet) == 0 {
+            self.pets.insert(pet, (Sold, 0));
+        }
+        Ok(())
+    }
+
+    fn set_inventory(&mut self, pet: i64, n: i64) {
+        let status = if n > 0 {
+            Available
+        } else if self.open_orders(pet) > 0 {
+            Pending
+        } else {
+            Sold
+        };
+        self.pets.insert(pet, (status, n));
+    }
+
+    fn admin_status(&mut self, pet: i64, to: PetStatus) -> Result<(), ErrorCode> {
+        let (from, stock) = self.pets[&pet];
+        let next = match (from, to) {
+            (a, b) if a == b => (a, stock),
+            (Available, Pending) | (Pending, Available) => (to, stock),
+            (_, Sold) if self.open_orders(pet) > 0 => return Err(ErrorCode::InvalidTransition),
+            (_, Sold) => (Sold, 0),
+            (Sold, Available) if stock > 0 => (Available, stock),
+            _ => return Err(ErrorCode::InvalidTransition),
+        };
+        self.pets.insert(pet, next);
+        Ok(())
+    }
+}
+
+fn code<T>(result: &Result<T, app::error::AppError>) -> Result<(), ErrorCode> {
+    result.as_ref().map(|_| ()).map_err(|e| e.code)
+}
+
+async fn run(seed: u64, steps: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = db::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let admin_key =
+        keys::create(&pool, 0, NewApiKey { name: "model".into(), role: Role::Admin, plan: Plan::Pro, limits: None })
+            .await
+            .unwrap();
+    let admin = Caller { key_id: admin_key.key_info.id, role: Role::Admin, limits: admin_key.key_info.limits };
+    let category = categories::create(&pool, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+    let mut model = Model::default();
+    for name in ["A", "B", "C"] {
+        let pet =
+            pets::create(&pool, NewPet { name: name.into(), category_id: category.id, status: None }).await.unwrap();
+        model.pets.insert(pet.id, (Available, 1));
+    }
+    let pet_ids: Vec<i64> = model.pets.keys().copied().collect();
+    let mut all_order_ids: Vec<i64> = Vec::new();
+    let mut rng = Rng(seed | 1);
+
+    for step in 0..steps {
+        let pet = pet_ids[rng.below(pet_ids.len() as u64) as usize];
+        let pick_order = |rng: &mut Rng| {
+            if all_order_ids.is_empty() {
+                999_999
+            } else {
+                all_order_ids[rng.below(all_order_ids.len() as u64) as usize]
+            }
+        };
+        let (event, expected, actual) = match rng.below(5) {
+            0 => {
+                let quantity = 1 + rng.below(3) as i64;
+                let expected = model.place(pet, quantity);
+                let result =
+                    orders::place(&pool, 0, admin, NewOrder { pet_id: pet, quantity, ship_date: None }, None).await;
+                if let Ok(order) = &result {
+                    model.orders.insert(order.id, ModelOrder { pet, quantity, complete: false });
+                    all_order_ids.push(order.id);
+                }
+                (format!("place {quantity} of {pet}"), expected, code(&result))
+            }
+            1 => {
+                let id = pick_order(&mut rng);
+                let expected = model.cancel(id);
+                (format!("cancel {id}"), expected, code(&orders::cancel(&pool, 0, admin, id).await))
+            }
+            2 => {
+                let id = pick_order(&mut rng);
+                let expected = model.complete(id);
+                let completion = OrderCompletion { complete: true, ship_date: None };
+                (format!("complete {id}"), expected, code(&orders::complete(&pool, 0, admin, id, completion).await))
+            }
+            3 => {
+                let n = rng.below(4) as i64;
+                model.set_inventory(pet, n);
+                let result = inventory::set(&pool, pet, InventoryUpdate { quantity: n }).await;
+                (format!("set stock of {pet} to {n}"), Ok(()), code(&result))
+            }
+            _ => {
+                let to = PetStatus::ALL[rng.below(3) as usize];
+                let expected = model.admin_status(pet, to);
+                let name = format!("{}", ["A", "B", "C"][pet_ids.iter().position(|p| *p == pet).unwrap()]);
+                let body = NewPet { name, category_id: category.id, status: Some(to) };
+                (format!("admin sets {pet} to {to}"), expected, code(&pets::replace(&pool, pet, body).await))
+            }
+        };
+        assert_eq!(actual, expected, "seed {seed}, step {step}: {event}");
+
+        // Stock and status of every pet, and the set of live orders, agree with the model.
+        for (&pet, &(status, stock)) in &model.pets {
+            let item = inventory::get(&pool, pet).await.unwrap();
+            assert!(item.quantity >= 0);
+            assert_eq!((item.status, item.quantity), (status, stock), "seed {seed}, step {step} ({event}), pet {pet}");
+        }
+        let listed =
+            orders::list(&pool, admin, &OrderFilter::default(), PageRequest { limit: 100, after: 0 }).await.unwrap();
+        assert!(listed.next_cursor.is_none(), "all live orders fit one page");
+        let live: BTreeMap<i64, ModelOrder> = listed
+            .items
+            .iter()
+            .map(|o| (o.id, ModelOrder { pet: o.pet_id, quantity: o.quantity, complete: o.complete }))
+            .collect();
+        assert_eq!(live, model.orders, "seed {seed}, step {step} ({event})");
+    }
+}
+
+#[tokio::test]
+async fn random_event_sequences_agree_with_the_model() {
+    for seed in [1, 7, 42, 2026, 9_001] {
+        run(seed, 150).await;
+    }
+}
