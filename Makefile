@@ -25,7 +25,7 @@ RUN_ADDR ?= 127.0.0.1:3000
 # Where the browser tests start their own server, over a fresh database.
 E2E_ADDR ?= 127.0.0.1:3011
 
-.PHONY: bench-auth help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium build-release test-rust test-e2e
+.PHONY: bench-auth bench-orders help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium build-release test-rust test-e2e
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -50,6 +50,10 @@ test-e2e: test-tools build-release
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain
 	cargo bench --locked -p server --bench auth_overhead
+
+# Orders per second over distinct pets and over one hot pet.
+bench-orders: toolchain
+	cargo bench --locked -p server --bench orders
 
 # --- installing what is missing -------------------------------------------------------
 

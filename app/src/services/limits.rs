@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dashmap::{DashMap, DashSet};
+use dashmap::DashMap;
 
 use crate::db::Pool;
 use crate::error::AppResult;
@@ -65,7 +65,7 @@ impl Verdict {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Usage {
     minute_start: i64,
     minute_count: i64,
@@ -74,6 +74,8 @@ struct Usage {
     refusals: i64,
     refusals_until: i64,
     banned_until: i64,
+    /// Changed since the last flush.
+    dirty: bool,
 }
 
 impl Usage {
@@ -107,14 +109,13 @@ impl Usage {
 
 pub struct RateLimiter {
     usage: DashMap<String, Usage>,
-    dirty: DashSet<String>,
     clock: Clock,
     bans: BanPolicy,
 }
 
 impl RateLimiter {
     pub fn new(clock: Clock, bans: BanPolicy) -> RateLimiter {
-        RateLimiter { usage: DashMap::new(), dirty: DashSet::new(), clock, bans }
+        RateLimiter { usage: DashMap::new(), clock, bans }
     }
 
     /// Loads the counters a previous run left (today's usage and running bans).
@@ -131,8 +132,16 @@ impl RateLimiter {
         .await?;
         for (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) in rows
         {
-            let usage =
-                Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until };
+            let usage = Usage {
+                minute_start,
+                minute_count,
+                day_start,
+                day_count,
+                refusals,
+                refusals_until,
+                banned_until,
+                dirty: false,
+            };
             limiter.usage.insert(subject, usage);
         }
         Ok(limiter)
@@ -141,40 +150,45 @@ impl RateLimiter {
     /// Counts one request of `subject` if both windows have room.
     pub fn check(&self, subject: &str, limits: Limits) -> Verdict {
         let now = self.clock.now();
+        // The common case, a subject seen before, allocates nothing.
+        if let Some(mut usage) = self.usage.get_mut(subject) {
+            return self.decide(&mut usage, now, limits);
+        }
         let mut usage = self.usage.entry(subject.to_owned()).or_default();
+        self.decide(&mut usage, now, limits)
+    }
+
+    fn decide(&self, usage: &mut Usage, now: i64, limits: Limits) -> Verdict {
         usage.roll(now);
         if usage.banned_until > now {
             return Verdict::Banned { window: usage.window(limits), retry_after: usage.banned_until - now };
         }
+        usage.dirty = true;
         let (minute_left, day_left) = usage.remaining(limits);
-        let verdict = if minute_left > 0 && day_left > 0 {
+        if minute_left > 0 && day_left > 0 {
             usage.minute_count += 1;
             usage.day_count += 1;
-            Verdict::Allowed(usage.window(limits))
+            return Verdict::Allowed(usage.window(limits));
+        }
+        // Blocked until every exhausted window has ended.
+        let mut blocked_until = 0;
+        if minute_left == 0 {
+            blocked_until = usage.minute_start + MINUTE;
+        }
+        if day_left == 0 {
+            blocked_until = blocked_until.max(usage.day_start + DAY);
+        }
+        if usage.refusals_until != blocked_until {
+            usage.refusals = 0;
+            usage.refusals_until = blocked_until;
+        }
+        if usage.refusals >= i64::from(self.bans.after_refusals) {
+            usage.banned_until = now + self.bans.seconds;
+            Verdict::Banned { window: usage.window(limits), retry_after: self.bans.seconds.max(1) }
         } else {
-            // Blocked until every exhausted window has ended.
-            let mut blocked_until = 0;
-            if minute_left == 0 {
-                blocked_until = usage.minute_start + MINUTE;
-            }
-            if day_left == 0 {
-                blocked_until = blocked_until.max(usage.day_start + DAY);
-            }
-            if usage.refusals_until != blocked_until {
-                usage.refusals = 0;
-                usage.refusals_until = blocked_until;
-            }
-            if usage.refusals >= i64::from(self.bans.after_refusals) {
-                usage.banned_until = now + self.bans.seconds;
-                Verdict::Banned { window: usage.window(limits), retry_after: self.bans.seconds.max(1) }
-            } else {
-                usage.refusals += 1;
-                Verdict::Limited { window: usage.window(limits), retry_after: (blocked_until - now).max(1) }
-            }
-        };
-        drop(usage);
-        self.dirty.insert(subject.to_owned());
-        verdict
+            usage.refusals += 1;
+            Verdict::Limited { window: usage.window(limits), retry_after: (blocked_until - now).max(1) }
+        }
     }
 
     /// Today's count for a subject (for the console's usage column).
@@ -185,19 +199,31 @@ impl RateLimiter {
 
     /// Writes the counters changed since the last flush, in one transaction.
     pub async fn flush(&self, pool: &Pool) -> AppResult<usize> {
-        let subjects: Vec<String> = self.dirty.iter().map(|s| s.clone()).collect();
-        if subjects.is_empty() {
-            return Ok(0);
-        }
-        let mut rows = Vec::with_capacity(subjects.len());
-        for subject in subjects {
-            self.dirty.remove(&subject);
-            if let Some(usage) = self.usage.get(&subject) {
-                rows.push((subject, *usage));
+        let mut rows = Vec::new();
+        for mut entry in self.usage.iter_mut() {
+            if entry.dirty {
+                entry.dirty = false;
+                rows.push((entry.key().clone(), *entry.value()));
             }
         }
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let written = self.write(pool, &rows).await;
+        if written.is_err() {
+            // Try these again next time.
+            for (subject, _) in &rows {
+                if let Some(mut usage) = self.usage.get_mut(subject) {
+                    usage.dirty = true;
+                }
+            }
+        }
+        written.map(|()| rows.len())
+    }
+
+    async fn write(&self, pool: &Pool, rows: &[(String, Usage)]) -> AppResult<()> {
         let mut tx = crate::db::begin_write(pool).await?;
-        for (subject, u) in &rows {
+        for (subject, u) in rows {
             sqlx::query(
                 "INSERT INTO rate_limit_usage
                    (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)
@@ -220,7 +246,7 @@ impl RateLimiter {
             .await?;
         }
         tx.commit().await?;
-        Ok(rows.len())
+        Ok(())
     }
 
     /// Forgets subjects whose day is over and who are not banned (memory stays bounded

@@ -1,0 +1,86 @@
+//! A small HTTP load generator for the benchmarks: keep-alive connections on loopback,
+//! each sending requests back to back for a fixed time.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+/// Serves `router` on a free loopback port (with client addresses, like `main`).
+pub async fn spawn(router: Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
+    });
+    addr
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    pub seconds: f64,
+    /// 2xx answers.
+    pub ok: u64,
+    /// 409 answers (expected refusals, such as insufficient stock).
+    pub conflicts: u64,
+    /// Anything else: errors.
+    pub other: u64,
+}
+
+impl Outcome {
+    pub fn per_second(&self) -> f64 {
+        self.ok as f64 / self.seconds
+    }
+}
+
+/// Sends requests from `connections` workers for `duration`; `request(worker, n)` makes
+/// the n-th request of a worker.
+pub async fn load<F>(connections: usize, duration: Duration, request: F) -> Outcome
+where
+    F: Fn(usize, u64) -> hyper::Request<Full<Bytes>> + Send + Sync + 'static,
+{
+    let client: Client<_, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).pool_max_idle_per_host(connections).build_http();
+    let request = Arc::new(request);
+    let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Instant::now();
+    let workers: Vec<_> = (0..connections)
+        .map(|worker| {
+            let (client, request, counts, stop) = (client.clone(), request.clone(), counts.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let response = client.request(request(worker, n)).await.expect("the server answers");
+                    let slot = match response.status().as_u16() {
+                        200..=299 => 0,
+                        409 => 1,
+                        _ => 2,
+                    };
+                    response.into_body().collect().await.unwrap();
+                    counts[slot].fetch_add(1, Ordering::Relaxed);
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(duration).await;
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    Outcome {
+        seconds: start.elapsed().as_secs_f64(),
+        ok: counts[0].load(Ordering::Relaxed),
+        conflicts: counts[1].load(Ordering::Relaxed),
+        other: counts[2].load(Ordering::Relaxed),
+    }
+}
