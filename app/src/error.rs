@@ -97,13 +97,16 @@ pub struct AppError {
     pub message: String,
     /// The HTTP status code of the response that carried this error.
     pub status: u16,
+    /// Seconds until a refused request may succeed, sent as `Retry-After` (not in the body).
+    #[serde(skip)]
+    pub retry_after: Option<i64>,
 }
 
 pub type AppResult<T> = Result<T, AppError>;
 
 impl AppError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> AppError {
-        AppError { code, message: message.into(), status: code.status() }
+        AppError { code, message: message.into(), status: code.status(), retry_after: None }
     }
 
     pub fn not_found(what: &str, id: i64) -> AppError {
@@ -113,6 +116,11 @@ impl AppError {
     /// A request value broke a rule; `field` names it the way the client spelled it.
     pub fn validation(field: &str, problem: impl std::fmt::Display) -> AppError {
         AppError::new(ErrorCode::ValidationFailed, format!("{field}: {problem}"))
+    }
+
+    /// A 429 with its `Retry-After`.
+    pub fn too_many(code: ErrorCode, message: impl Into<String>, retry_after: i64) -> AppError {
+        AppError { retry_after: Some(retry_after.max(1)), ..AppError::new(code, message) }
     }
 
     pub fn conflict(code: ErrorCode, message: impl Into<String>) -> AppError {
@@ -150,7 +158,14 @@ impl axum::response::IntoResponse for AppError {
     fn into_response(self) -> axum::response::Response {
         let status =
             axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-        (status, axum::Json(self)).into_response()
+        let retry_after = self.retry_after;
+        let mut response = (status, axum::Json(self)).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds.max(1)));
+        }
+        response
     }
 }
 

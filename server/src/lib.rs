@@ -45,11 +45,10 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
     let context = (state.pool.clone(), state.auth.clone(), state.clock.clone(), state.limiter.clone());
     Router::new()
-        .nest(api::BASE, api::router(state))
+        .nest(api::BASE, api::router(state.clone()))
         // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
         // the storefront's HTML 404 page.
-        .route("/api", axum::routing::any(api::not_found))
-        .route("/api/{*rest}", axum::routing::any(api::not_found))
+        .merge(api::outside_v1(state))
         .leptos_routes_with_context(
             &leptos_options,
             routes,

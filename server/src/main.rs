@@ -179,8 +179,10 @@ async fn serve() -> Result<(), String> {
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(|e| format!("serving: {e}"))?;
-    flusher.abort();
+    // No requests run any more: this last flush (which waits for a running one) saves
+    // everything, and only then is the periodic flusher stopped.
     limiter.flush(&pool).await.map_err(|e| format!("saving rate-limit counters: {}", e.message))?;
+    flusher.abort();
     pool.close().await;
     Ok(())
 }

@@ -78,7 +78,14 @@ async fn sign_up_gives_a_working_free_customer_key_once_per_request() {
     }
     let reply = app.request_as(None, Method::POST, "/api/v1/keys", None).await;
     reply.assert_error(429, "rate_limited");
+    assert_eq!(reply.header("retry-after"), Some("60"));
+    assert_eq!(reply.header("x-api-stability"), Some("beta"));
     assert_eq!(app.count("api_keys").await, 1 + 5);
+    // Every answer of the beta operation says so, a rejected key's 401 included.
+    let reply = app.request_as(Some("psk_0000000000_nope"), Method::POST, "/api/v1/keys", None).await;
+    reply.assert_error(401, "invalid_api_key");
+    assert_eq!(reply.header("x-api-stability"), Some("beta"));
+    assert!(app.get(FREE_PET_LIST).await.header("x-api-stability").is_none());
 }
 
 #[tokio::test]

@@ -22,6 +22,9 @@ pub struct Authenticator {
     clock: Clock,
     /// prefix → (the row, when it was read)
     cache: Arc<DashMap<String, (Arc<KeyRow>, i64)>>,
+    /// Prefixes revoked by this process: a lookup that read the row just before the
+    /// revocation committed must not bring it back.
+    revoked: Arc<DashMap<String, ()>>,
 }
 
 /// What a request presented.
@@ -33,7 +36,7 @@ pub enum Presented<'a> {
 
 impl Authenticator {
     pub fn new(pool: Pool, clock: Clock) -> Authenticator {
-        Authenticator { pool, clock, cache: Arc::new(DashMap::new()) }
+        Authenticator { pool, clock, cache: Arc::new(DashMap::new()), revoked: Arc::new(DashMap::new()) }
     }
 
     /// `Ok(None)` for no key; 401 `invalid_api_key` for a key that is unknown or revoked.
@@ -48,6 +51,9 @@ impl Authenticator {
 
     async fn row(&self, key: &str) -> AppResult<Option<Arc<KeyRow>>> {
         let Some(prefix) = keys::prefix_of(key) else { return Ok(None) };
+        if self.revoked.contains_key(prefix) {
+            return Ok(None);
+        }
         let now = self.clock.now();
         if let Some(entry) = self.cache.get(prefix) {
             if now - entry.1 < CACHE_SECONDS {
@@ -66,6 +72,7 @@ impl Authenticator {
     /// Revokes a key; it stops working with the next request.
     pub async fn revoke(&self, id: i64) -> AppResult<KeyRow> {
         let row = keys::revoke(&self.pool, self.clock.now(), id).await?;
+        self.revoked.insert(row.prefix.clone(), ());
         self.cache.remove(&row.prefix);
         Ok(row)
     }

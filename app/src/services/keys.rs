@@ -114,13 +114,22 @@ pub async fn sign_up(
     request: SignUp,
 ) -> AppResult<CreatedApiKey> {
     let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
-    if let Verdict::Limited { retry_after, .. } | Verdict::Banned { retry_after, .. } =
-        limiter.check(&format!("signup:{client_ip}"), SIGN_UPS_PER_IP)
-    {
-        return Err(AppError::new(
-            ErrorCode::RateLimited,
-            format!("too many sign-ups from this address; retry in {retry_after} s"),
-        ));
+    match limiter.check(&format!("signup:{client_ip}"), SIGN_UPS_PER_IP) {
+        Verdict::Allowed(_) => {}
+        Verdict::Limited { retry_after, .. } => {
+            return Err(AppError::too_many(
+                ErrorCode::RateLimited,
+                format!("too many sign-ups from this address; retry in {retry_after} s"),
+                retry_after,
+            ));
+        }
+        Verdict::Banned { retry_after, .. } => {
+            return Err(AppError::too_many(
+                ErrorCode::TemporarilyBanned,
+                format!("sign-ups from this address are banned for another {retry_after} s"),
+                retry_after,
+            ));
+        }
     }
     let limits = Plan::Free.limits().expect("Free has fixed limits");
     insert(pool, now, &name.text, Role::Customer, Plan::Free, limits).await

@@ -111,11 +111,13 @@ pub struct RateLimiter {
     usage: DashMap<String, Usage>,
     clock: Clock,
     bans: BanPolicy,
+    /// One flush at a time: the last one at shutdown waits for a running one to finish.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 impl RateLimiter {
     pub fn new(clock: Clock, bans: BanPolicy) -> RateLimiter {
-        RateLimiter { usage: DashMap::new(), clock, bans }
+        RateLimiter { usage: DashMap::new(), clock, bans, flushing: tokio::sync::Mutex::new(()) }
     }
 
     /// Loads the counters a previous run left (today's usage and running bans).
@@ -199,6 +201,7 @@ impl RateLimiter {
 
     /// Writes the counters changed since the last flush, in one transaction.
     pub async fn flush(&self, pool: &Pool) -> AppResult<usize> {
+        let _one_at_a_time = self.flushing.lock().await;
         let mut rows = Vec::new();
         for mut entry in self.usage.iter_mut() {
             if entry.dirty {
@@ -256,7 +259,8 @@ impl RateLimiter {
         self.usage.retain(|_, u| u.day_start + DAY > now || u.banned_until > now);
     }
 
-    /// Flushes every second until the process ends; call `flush` once more on shutdown.
+    /// Flushes every second until the process ends. On shutdown, call `flush` once more
+    /// (it waits for a running flush) before stopping this task.
     pub fn spawn_flusher(self: Arc<Self>, pool: Pool) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));

@@ -74,16 +74,15 @@ pub async fn place(
     new: NewOrder,
     idempotency_key: Option<&str>,
 ) -> AppResult<Order> {
-    let pet_id = validate::id("petId", new.pet_id)?;
-    if !(1..=QUANTITY_MAX).contains(&new.quantity) {
-        return Err(AppError::validation("quantity", format!("must be from 1 to {QUANTITY_MAX}")));
-    }
-    let requested_ship_date = new.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
     if let Some(key) = idempotency_key {
         check_idempotency_key(key)?;
     }
-    let request = NewOrder { pet_id, quantity: new.quantity, ship_date: requested_ship_date };
-    let request_hash: [u8; 32] = Sha256::digest(serde_json::to_vec(&request).unwrap_or_default()).into();
+    // The request as sent identifies it; validation comes after the idempotency check,
+    // so a reused key with another (even invalid) body is a 409, and a 422 is replayed.
+    let request_hash: [u8; 32] = Sha256::digest(serde_json::to_vec(&new).unwrap_or_default()).into();
+    if idempotency_key.is_none() {
+        validated(&new)?; // fail fast, before taking the write lock
+    }
 
     let mut tx = begin_write(pool).await?;
     if let Some(key) = idempotency_key {
@@ -106,7 +105,10 @@ pub async fn place(
             return replay(status, &body);
         }
     }
-    let outcome = place_in(&mut tx, now, caller, &request).await;
+    let outcome = match validated(&new) {
+        Ok(request) => place_in(&mut tx, now, caller, &request).await,
+        Err(err) => Err(err),
+    };
     if let Err(err) = &outcome {
         if err.status >= 500 {
             return outcome; // rolled back; not recorded, so a retry tries again
@@ -133,6 +135,17 @@ pub async fn place(
     // A refusal wrote nothing but (maybe) its idempotency record.
     tx.commit().await?;
     outcome
+}
+
+/// The order request with its rules checked: a positive `petId`, 1 to 1,000 units, a
+/// ship date in RFC 3339 (kept in UTC).
+fn validated(new: &NewOrder) -> AppResult<NewOrder> {
+    let pet_id = validate::id("petId", new.pet_id)?;
+    if !(1..=QUANTITY_MAX).contains(&new.quantity) {
+        return Err(AppError::validation("quantity", format!("must be from 1 to {QUANTITY_MAX}")));
+    }
+    let ship_date = new.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
+    Ok(NewOrder { pet_id, quantity: new.quantity, ship_date })
 }
 
 fn replay(status: i64, body: &str) -> AppResult<Order> {

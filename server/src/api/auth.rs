@@ -33,15 +33,16 @@ pub fn client_ip(parts_extensions: &axum::http::Extensions) -> String {
 }
 
 fn presented_key(headers: &HeaderMap) -> Presented<'_> {
-    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
-        return Presented::Key(key.trim());
+    // An empty header is no key at all (401 missing_api_key, not invalid_api_key).
+    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim).filter(|k| !k.is_empty()) {
+        return Presented::Key(key);
     }
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
-    match bearer {
-        Some(key) => Presented::Key(key.trim()),
+    match bearer.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(key) => Presented::Key(key),
         None => Presented::Nothing,
     }
 }
@@ -60,20 +61,18 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
             request.extensions_mut().insert(Authenticated(authenticated));
             next.run(request).await
         }
-        Verdict::Limited { retry_after, window } => too_many(
-            AppError::new(
-                ErrorCode::RateLimited,
-                format!("rate limit of {} requests reached; retry in {retry_after} s", window.limit),
-            ),
+        Verdict::Limited { retry_after, window } => AppError::too_many(
+            ErrorCode::RateLimited,
+            format!("rate limit of {} requests reached; retry in {retry_after} s", window.limit),
             retry_after,
-        ),
-        Verdict::Banned { retry_after, .. } => too_many(
-            AppError::new(
-                ErrorCode::TemporarilyBanned,
-                format!("too many requests after being limited; banned for another {retry_after} s"),
-            ),
+        )
+        .into_response(),
+        Verdict::Banned { retry_after, .. } => AppError::too_many(
+            ErrorCode::TemporarilyBanned,
+            format!("too many requests after being limited; banned for another {retry_after} s"),
             retry_after,
-        ),
+        )
+        .into_response(),
     };
     rate_limit_headers(response.headers_mut(), verdict.window());
     response
@@ -87,12 +86,6 @@ pub async fn trust(caller: Caller, mut request: Request, next: Next) -> Response
 
 pub fn free_limits() -> Limits {
     Plan::Free.limits().expect("Free has fixed limits")
-}
-
-fn too_many(error: AppError, retry_after: i64) -> Response {
-    let mut response = error.into_response();
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
-    response
 }
 
 pub fn rate_limit_headers(headers: &mut HeaderMap, window: WindowState) {

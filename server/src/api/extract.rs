@@ -24,14 +24,25 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
                 "the request body must be JSON, sent with Content-Type: application/json",
             ));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        let RawBody(bytes) = RawBody::from_request(req, state).await?;
+        parse_json(&bytes).map(Json)
+    }
+}
+
+/// The body's bytes, at most [`BODY_LIMIT`] (413 beyond, 400 when it cannot be read).
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+        Bytes::from_request(req, state).await.map(RawBody).map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 AppError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {BODY_LIMIT} bytes"))
             } else {
                 AppError::new(ErrorCode::BadRequest, format!("the request body could not be read: {rejection}"))
             }
-        })?;
-        parse_json(&bytes).map(Json)
+        })
     }
 }
 

@@ -4,13 +4,12 @@
 use app::error::{AppError, AppResult, ErrorCode};
 use app::model::{ApiKey, CreatedApiKey, NewApiKey, Role, SignUp};
 use app::services::{keys, paging::PageRequest};
-use axum::body::Bytes;
 use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{Extensions, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::auth::{Admin, MaybeCaller, client_ip};
-use super::extract::{Id, Query, is_json, parse_json};
+use super::extract::{Id, Query, RawBody, is_json, parse_json};
 use super::{AuthErrors, BodyErrors, ListErrors, PageQuery, location, paged};
 use crate::AppState;
 
@@ -33,16 +32,10 @@ pub async fn create_key(
     State(state): State<AppState>,
     extensions: Extensions,
     headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let result = create(&state, caller.is_some_and(|c| c.role == Role::Admin), &extensions, &headers, &body).await;
-    let mut response = match result {
-        Ok(created) => (StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), axum::Json(created))
-            .into_response(),
-        Err(err) => err.into_response(),
-    };
-    response.headers_mut().insert("x-api-stability", HeaderValue::from_static("beta"));
-    response
+    RawBody(body): RawBody,
+) -> AppResult<Response> {
+    let created = create(&state, caller.is_some_and(|c| c.role == Role::Admin), &extensions, &headers, &body).await?;
+    Ok((StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), axum::Json(created)).into_response())
 }
 
 async fn create(

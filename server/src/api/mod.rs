@@ -31,6 +31,7 @@ pub const BASE: &str = "/api/v1";
 /// layer (`auth::guard`) over every route, the fallbacks included.
 pub fn router<S>(state: AppState) -> Router<S> {
     with_common_layers(openapi::routes(&state.config))
+        .layer(axum::middleware::from_fn(stability_header))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
         // Outermost: browsers' preflight requests are answered here, uncounted.
         .layer(cors())
@@ -44,6 +45,29 @@ pub fn router_without_guard<S>(state: AppState, caller: app::model::Caller) -> R
     with_common_layers(openapi::routes(&state.config))
         .layer(axum::middleware::from_fn(move |request, next| auth::trust(caller, request, next)))
         .with_state(state)
+}
+
+/// The rest of `/api` (`/api/v1/` with its slash, other versions): JSON 404s behind the
+/// same guard, so they carry the rate-limit headers and count like any API request.
+pub fn outside_v1<S>(state: AppState) -> Router<S> {
+    Router::new()
+        .route("/api", axum::routing::any(not_found))
+        .route("/api/{*rest}", axum::routing::any(not_found))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
+        .layer(cors())
+        .with_state(state)
+}
+
+/// `X-API-Stability` on every answer of a beta or experimental operation, whoever
+/// produced it (handler, extractor, guard or body limit).
+async fn stability_header(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let path = request.uri().path().strip_prefix(BASE).unwrap_or(request.uri().path()).to_owned();
+    let stability = openapi::stability(request.method().as_str(), &path);
+    let mut response = next.run(request).await;
+    if let Some(stability) = stability {
+        response.headers_mut().insert("x-api-stability", HeaderValue::from_static(stability));
+    }
+    response
 }
 
 fn with_common_layers(routes: Router<AppState>) -> Router<AppState> {

@@ -65,7 +65,8 @@ impl utoipa::Modify for SecuritySchemes {
 
 /// Every operation's stability (`x-stability`); anything not listed is `stable`.
 /// Beta and experimental operations also answer with `X-API-Stability`.
-pub const STABILITY: &[(&str, &str)] = &[("createKey", "beta")];
+/// Keyed by method and path, so that the `X-API-Stability` layer can use the same table.
+pub const STABILITY: &[(&str, &str, &str)] = &[("post", "/keys", "beta")];
 
 /// Operations that need no key (all others need one, sent as `X-API-Key` or
 /// `Authorization: Bearer`). Sign-up takes one optionally (an admin's creates any key).
@@ -111,7 +112,7 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
     for (path, item) in document.paths.paths.iter_mut() {
         for (method, operation) in operations(item) {
             let id = operation.operation_id.clone().unwrap_or_default();
-            let stability = STABILITY.iter().find(|(op, _)| *op == id).map_or("stable", |(_, s)| s);
+            let stability = stability(method, path).unwrap_or("stable");
             let mut extensions = ExtensionsBuilder::new().add("x-stability", stability);
             if method == "get" && path == "/store/orders" {
                 // The docs page shows no try-it panel for it (spec, "Endpoints").
@@ -134,6 +135,11 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
             }
         }
     }
+}
+
+/// The stability of a non-stable operation (`method` lowercase, `path` under the base).
+pub fn stability(method: &str, path: &str) -> Option<&'static str> {
+    STABILITY.iter().find(|(m, p, _)| m.eq_ignore_ascii_case(method) && *p == path).map(|(_, _, s)| *s)
 }
 
 /// The operations of a path item with their lowercase method names.
