@@ -190,20 +190,29 @@ pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Ord
     .await
 }
 
-/// The signed-in shopper's orders, or every order for staff; `open_only` for open ones.
+/// The signed-in shopper's orders, or every order for staff, newest first.
 #[server(prefix = "/_app", endpoint = "orders")]
-pub async fn list_orders(open_only: bool) -> Result<Vec<OrderView>, AppError> {
-    use crate::model::{OrderFilter, Role};
+pub async fn list_orders() -> Result<Vec<OrderView>, AppError> {
+    use crate::model::{OrderFilter, PetFilter, Role};
     use crate::services::{orders, paging::PageRequest, pets};
     let caller = signed_in(Role::Customer).await?;
     let pool = pool()?;
-    let filter = OrderFilter { complete: open_only.then_some(false), pet_id: None };
     let mut page = PageRequest { limit: 100, after: 0 };
     let mut views = Vec::new();
     loop {
-        let found = orders::list(&pool, caller, &filter, page).await?;
+        let found = orders::list(&pool, caller, &OrderFilter::default(), page).await?;
+        // One query for the names of this page's pets (at most 100 ids, the filter's cap).
+        let mut ids: Vec<i64> = found.items.iter().map(|order| order.pet_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let names = if ids.is_empty() {
+            Vec::new()
+        } else {
+            let filter = PetFilter { ids: Some(ids), ..PetFilter::default() };
+            pets::list(&pool, &filter, PageRequest { limit: 100, after: 0 }).await?.items
+        };
         for order in &found.items {
-            let pet_name = pets::get(&pool, order.pet_id).await.ok().map(|pet| pet.name);
+            let pet_name = names.iter().find(|pet| pet.id == order.pet_id).map(|pet| pet.name.clone());
             views.push(OrderView { order: order.clone(), pet_name });
         }
         match (found.next_cursor, found.items.last()) {
@@ -211,7 +220,6 @@ pub async fn list_orders(open_only: bool) -> Result<Vec<OrderView>, AppError> {
             _ => break,
         }
     }
-    // Newest first.
     views.reverse();
     Ok(views)
 }

@@ -14,7 +14,7 @@ use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
 pub fn OrdersPage() -> impl IntoView {
     let cancel = ServerAction::<CancelOrder>::new();
     let complete = ServerAction::<CompleteOrder>::new();
-    let orders = Resource::new(move || (cancel.version().get(), complete.version().get()), |_| list_orders(false));
+    let orders = Resource::new(move || (cancel.version().get(), complete.version().get()), |_| list_orders());
     let who = Resource::new(|| (), |_| viewer());
     let failure = move || match (cancel.value().get(), complete.value().get()) {
         (Some(Err(error)), _) | (_, Some(Err(error))) => Some(view! { <ErrorNotice error/> }),
