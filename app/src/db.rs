@@ -49,3 +49,8 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
 pub async fn begin_write(pool: &Pool) -> AppResult<Tx> {
     pool.begin_with("BEGIN IMMEDIATE").await.map_err(AppError::from)
 }
+
+/// One round trip to the database (for the readiness probe).
+pub async fn ping(pool: &Pool) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1").execute(pool).await.map(|_| ())
+}

@@ -28,6 +28,7 @@ pub enum ErrorCode {
     PetHasOpenOrders,
     IdempotencyKeyReused,
     Sunset,
+    RequestTimeout,
     PayloadTooLarge,
     UnsupportedMediaType,
     ValidationFailed,
@@ -49,6 +50,7 @@ impl ErrorCode {
             MethodNotAllowed => 405,
             PetNotAvailable | InsufficientStock | InvalidTransition | CategoryInUse | DuplicateName
             | OrderCompleted | PetHasOpenOrders | IdempotencyKeyReused => 409,
+            RequestTimeout => 408,
             Sunset => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,
@@ -76,6 +78,7 @@ impl ErrorCode {
             OrderCompleted => "order_completed",
             PetHasOpenOrders => "pet_has_open_orders",
             IdempotencyKeyReused => "idempotency_key_reused",
+            RequestTimeout => "request_timeout",
             Sunset => "sunset",
             PayloadTooLarge => "payload_too_large",
             UnsupportedMediaType => "unsupported_media_type",

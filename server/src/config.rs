@@ -1,69 +1,105 @@
-//! Settings read from the environment, with the defaults `make run` relies on.
-//! (`LEPTOS_SITE_ADDR` and the other `LEPTOS_*` variables are read by Leptos itself.)
+//! The server's settings: every one is a flag with an environment variable behind it
+//! (flag wins), parsed by clap. The README's "Operations" table lists them.
+//! (`LEPTOS_*` variables, such as `LEPTOS_SITE_ROOT`, are read by Leptos itself.)
+
+use std::net::SocketAddr;
+use std::time::Duration;
 
 use app::services::limits::BanPolicy;
+use clap::{Args, ValueEnum};
 use time::{Date, Month, OffsetDateTime};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/petstore.db";
 
+/// How log lines are written to standard error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One readable line per event.
+    #[default]
+    Human,
+    /// One JSON object per event, for log collectors.
+    Json,
+}
+
+/// The flags, as clap reads them. `Config` is what the rest of the server uses.
+#[derive(Args, Clone, Debug)]
+pub struct Settings {
+    /// Address to listen on [default: LEPTOS_SITE_ADDR, else 127.0.0.1:3000]
+    #[arg(long, env = "PETSTORE_ADDR", global = true)]
+    pub addr: Option<SocketAddr>,
+    /// SQLite database (created if missing)
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
+    pub database_url: String,
+    /// Log format on standard error (the level is set with RUST_LOG)
+    #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
+    pub log_format: LogFormat,
+    /// Load the demo catalog into an empty database
+    #[arg(long, env = "PETSTORE_DEMO_DATA", default_value_t = true, action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub demo_data: bool,
+    /// When GET /pets/{petId} was deprecated (its Deprecation header), YYYY-MM-DD
+    #[arg(long, env = "PETSTORE_DEPRECATION_DATE", default_value = "2026-11-01", value_parser = parse_date, global = true)]
+    pub deprecation_date: OffsetDateTime,
+    /// From this date (midnight UTC) GET /pets/{petId} answers 410, YYYY-MM-DD
+    #[arg(long, env = "PETSTORE_SUNSET_DATE", default_value = "2027-06-30", value_parser = parse_date, global = true)]
+    pub sunset_date: OffsetDateTime,
+    /// Refusals in one rate-limit window after which the next request bans the key
+    #[arg(long, env = "PETSTORE_BAN_AFTER", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub ban_after: u32,
+    /// How long a ban lasts, in minutes
+    #[arg(long, env = "PETSTORE_BAN_MINUTES", default_value_t = 15,
+          value_parser = clap::value_parser!(i64).range(1..), global = true)]
+    pub ban_minutes: i64,
+    /// Longest a request may take, body upload included, in seconds; slower ones are cut off
+    #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
+    pub request_timeout: u64,
+}
+
+/// The settings the server runs with.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// `DATABASE_URL`.
+    pub addr: Option<SocketAddr>,
     pub database_url: String,
-    /// `PETSTORE_DEMO_DATA` (default on): load the demo catalog into an empty database.
+    pub log_format: LogFormat,
     pub demo_data: bool,
-    /// `PETSTORE_DEPRECATION_DATE` (YYYY-MM-DD, default 2026-11-01): when
-    /// `GET /pets/{petId}` was deprecated, sent in its `Deprecation` header.
+    /// When `GET /pets/{petId}` was deprecated, sent in its `Deprecation` header.
     pub deprecation: OffsetDateTime,
-    /// `PETSTORE_SUNSET_DATE` (YYYY-MM-DD, default 2027-06-30): from this instant
-    /// (midnight UTC) on, `GET /pets/{petId}` answers 410.
+    /// From this instant on, `GET /pets/{petId}` answers 410.
     pub sunset: OffsetDateTime,
-    /// `PETSTORE_BAN_AFTER` (default 10) refusals in a window, then one more request
-    /// bans for `PETSTORE_BAN_MINUTES` (default 15).
     pub bans: BanPolicy,
+    /// Longest a request may take, reading its body included.
+    pub request_timeout: Duration,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
+            addr: None,
             database_url: DEFAULT_DATABASE_URL.into(),
+            log_format: LogFormat::Human,
             demo_data: true,
             deprecation: midnight(2026, Month::November, 1),
             sunset: midnight(2027, Month::June, 30),
             bans: BanPolicy::default(),
+            request_timeout: Duration::from_secs(30),
         }
     }
 }
 
-impl Config {
-    pub fn from_env() -> Result<Config, String> {
-        let mut config = Config::default();
-        if let Ok(url) = std::env::var("DATABASE_URL") {
-            config.database_url = url;
+impl From<Settings> for Config {
+    fn from(settings: Settings) -> Self {
+        Config {
+            addr: settings.addr,
+            database_url: settings.database_url,
+            log_format: settings.log_format,
+            demo_data: settings.demo_data,
+            deprecation: settings.deprecation_date,
+            sunset: settings.sunset_date,
+            bans: BanPolicy { after_refusals: settings.ban_after, seconds: settings.ban_minutes * 60 },
+            request_timeout: Duration::from_secs(settings.request_timeout),
         }
-        if let Ok(flag) = std::env::var("PETSTORE_DEMO_DATA") {
-            config.demo_data = match flag.to_ascii_lowercase().as_str() {
-                "1" | "true" | "on" | "yes" => true,
-                "0" | "false" | "off" | "no" => false,
-                _ => return Err(format!("PETSTORE_DEMO_DATA must be true or false, not {flag:?}")),
-            };
-        }
-        if let Ok(date) = std::env::var("PETSTORE_DEPRECATION_DATE") {
-            config.deprecation = parse_date("PETSTORE_DEPRECATION_DATE", &date)?;
-        }
-        if let Ok(date) = std::env::var("PETSTORE_SUNSET_DATE") {
-            config.sunset = parse_date("PETSTORE_SUNSET_DATE", &date)?;
-        }
-        if let Ok(raw) = std::env::var("PETSTORE_BAN_AFTER") {
-            config.bans.after_refusals =
-                raw.parse().ok().filter(|n| *n > 0).ok_or("PETSTORE_BAN_AFTER must be a positive integer")?;
-        }
-        if let Ok(raw) = std::env::var("PETSTORE_BAN_MINUTES") {
-            let minutes: i64 =
-                raw.parse().ok().filter(|n| *n > 0).ok_or("PETSTORE_BAN_MINUTES must be a positive integer")?;
-            config.bans.seconds = minutes * 60;
-        }
-        Ok(config)
     }
 }
 
@@ -71,20 +107,78 @@ fn midnight(year: i32, month: Month, day: u8) -> OffsetDateTime {
     Date::from_calendar_date(year, month, day).expect("a valid date").midnight().assume_utc()
 }
 
-pub fn parse_date(name: &str, raw: &str) -> Result<OffsetDateTime, String> {
+/// A `YYYY-MM-DD` date, as midnight UTC.
+pub fn parse_date(raw: &str) -> Result<OffsetDateTime, String> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     Date::parse(raw, &format)
         .map(|date| date.midnight().assume_utc())
-        .map_err(|e| format!("{name} must be a date like 2027-06-30 ({e})"))
+        .map_err(|e| format!("expected a date like 2027-06-30 ({e})"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    fn parse(args: &[&str]) -> Result<Config, clap::Error> {
+        Cli::try_parse_from(std::iter::once("server").chain(args.iter().copied())).map(|cli| cli.settings.into())
+    }
 
     #[test]
     fn dates_parse_to_midnight_utc() {
-        assert_eq!(parse_date("X", "2027-06-30").unwrap(), Config::default().sunset);
-        assert!(parse_date("X", "30/06/2027").unwrap_err().starts_with("X must be"));
+        assert_eq!(parse_date("2027-06-30").unwrap(), Config::default().sunset);
+        assert!(parse_date("30/06/2027").unwrap_err().starts_with("expected a date"));
+    }
+
+    #[test]
+    fn the_defaults_are_config_default() {
+        // Only meaningful when the environment sets none of the variables.
+        if std::env::vars().any(|(k, _)| k.starts_with("PETSTORE_") || k == "DATABASE_URL") {
+            return;
+        }
+        let parsed = parse(&[]).unwrap();
+        let default = Config::default();
+        assert_eq!(parsed.database_url, default.database_url);
+        assert_eq!((parsed.deprecation, parsed.sunset), (default.deprecation, default.sunset));
+        assert_eq!(parsed.bans, default.bans);
+        assert_eq!(parsed.request_timeout, default.request_timeout);
+        assert!(parsed.demo_data && parsed.addr.is_none() && parsed.log_format == LogFormat::Human);
+    }
+
+    #[test]
+    fn flags_set_every_field() {
+        let config = parse(&[
+            "--addr=0.0.0.0:8080",
+            "--database-url=sqlite://x.db",
+            "--log-format=json",
+            "--demo-data=off",
+            "--sunset-date=2028-01-02",
+            "--ban-after=3",
+            "--ban-minutes=2",
+            "--request-timeout=5",
+        ])
+        .unwrap();
+        assert_eq!(config.addr, Some("0.0.0.0:8080".parse().unwrap()));
+        assert_eq!(config.database_url, "sqlite://x.db");
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert!(!config.demo_data);
+        assert_eq!(config.sunset, midnight(2028, Month::January, 2));
+        assert_eq!(config.bans, BanPolicy { after_refusals: 3, seconds: 120 });
+        assert_eq!(config.request_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_flag_named() {
+        for bad in ["--ban-after=0", "--ban-minutes=-1", "--sunset-date=tomorrow", "--demo-data=maybe", "--addr=x"] {
+            let err = parse(&[bad]).err().unwrap_or_else(|| panic!("{bad} was accepted")).to_string();
+            let flag = bad.split('=').next().unwrap();
+            assert!(err.contains(flag), "{bad}: {err}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod config;
+pub mod ops;
 
 use std::sync::Arc;
 
@@ -40,11 +41,14 @@ impl AppState {
     }
 }
 
-/// The whole application: REST API, server functions, pages and static assets.
+/// The whole application: REST API, server functions, pages, static assets and the
+/// operator's endpoints, inside the layers of `ops::wrap`.
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
     let context = (state.pool.clone(), state.auth.clone(), state.clock.clone(), state.limiter.clone());
-    Router::new()
+    let request_timeout = state.config.request_timeout;
+    let router = Router::new()
+        .merge(ops::routes(state.clone()))
         .nest(api::BASE, api::router(state.clone()))
         // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
         // the storefront's HTML 404 page.
@@ -64,5 +68,6 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler(app::shell))
-        .with_state(leptos_options)
+        .with_state(leptos_options);
+    ops::wrap(router, request_timeout)
 }

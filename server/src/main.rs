@@ -1,5 +1,5 @@
 //! The pet store server. `server` (or `server serve`) serves; `server keys …` manages
-//! API keys. Settings come from the environment (see `Config` and the README).
+//! API keys. Settings are flags or environment variables (`config::Settings`, the README).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -9,12 +9,15 @@ use app::services::clock::Clock;
 use app::services::keys;
 use clap::{Parser, Subcommand, ValueEnum};
 use leptos::prelude::get_configuration;
+use server::config::{LogFormat, Settings};
 use server::{AppState, Config};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
 #[command(name = "server", about = "The pet store: storefront and REST API over SQLite")]
 struct Cli {
+    #[command(flatten)]
+    settings: Settings,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -68,13 +71,11 @@ enum PlanArg {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")))
-        .init();
+    let config = Config::from(cli.settings);
+    init_logging(config.log_format);
     let result = match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve().await,
-        Command::Keys(command) => manage_keys(command).await,
+        Command::Serve => serve(config).await,
+        Command::Keys(command) => manage_keys(config, command).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -85,14 +86,23 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Logs go to standard error (stdout carries only what scripts read: keys, the address).
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let logs = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    match format {
+        LogFormat::Human => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
+    }
+}
+
 async fn open(config: &Config) -> Result<app::db::Pool, String> {
     app::db::connect(&config.database_url)
         .await
         .map_err(|e| format!("opening the database {}: {e}", config.database_url))
 }
 
-async fn manage_keys(command: KeysCommand) -> Result<(), String> {
-    let config = Config::from_env()?;
+async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String> {
     let pool = open(&config).await?;
     let now = Clock::system().now();
     match command {
@@ -147,11 +157,11 @@ async fn manage_keys(command: KeysCommand) -> Result<(), String> {
     Ok(())
 }
 
-async fn serve() -> Result<(), String> {
-    let config = Config::from_env()?;
+async fn serve(config: Config) -> Result<(), String> {
     let leptos = get_configuration(None).map_err(|e| format!("reading the Leptos configuration: {e}"))?;
-    let options = leptos.leptos_options;
-    let addr = options.site_addr;
+    let mut options = leptos.leptos_options;
+    let addr = config.addr.unwrap_or(options.site_addr);
+    options.site_addr = addr;
 
     let pool = open(&config).await?;
     if config.demo_data && app::services::demo::seed_if_empty(&pool).await.map_err(|e| e.message)? {
@@ -171,6 +181,7 @@ async fn serve() -> Result<(), String> {
 
     let state = AppState::new(pool.clone(), config, clock).await.map_err(|e| e.message)?;
     let flusher = state.limiter.clone().spawn_flusher(pool.clone());
+    let upkeep = server::ops::metrics::spawn_upkeep();
     let limiter = state.limiter.clone();
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("binding {addr}: {e}"))?;
@@ -183,7 +194,9 @@ async fn serve() -> Result<(), String> {
     // everything, and only then is the periodic flusher stopped.
     limiter.flush(&pool).await.map_err(|e| format!("saving rate-limit counters: {}", e.message))?;
     flusher.abort();
+    upkeep.abort();
     pool.close().await;
+    tracing::info!("stopped");
     Ok(())
 }
 

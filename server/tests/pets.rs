@@ -111,7 +111,7 @@ async fn get_by_id_is_deprecated_with_headers_on_every_response() {
 
 #[tokio::test]
 async fn get_by_id_answers_410_after_the_sunset() {
-    let config = Config { sunset: server::config::parse_date("X", "2020-01-01").unwrap(), ..Config::default() };
+    let config = Config { sunset: server::config::parse_date("2020-01-01").unwrap(), ..Config::default() };
     let app = TestApp::with_config(config).await;
     let dogs = app.category("Dogs").await;
     let rex = app.pet("Rex", dogs, None).await;

@@ -163,6 +163,7 @@ impl RateLimiter {
     fn decide(&self, usage: &mut Usage, now: i64, limits: Limits) -> Verdict {
         usage.roll(now);
         if usage.banned_until > now {
+            metrics::counter!("petstore_rate_limited_total", "code" => "temporarily_banned").increment(1);
             return Verdict::Banned { window: usage.window(limits), retry_after: usage.banned_until - now };
         }
         usage.dirty = true;
@@ -186,11 +187,20 @@ impl RateLimiter {
         }
         if usage.refusals >= i64::from(self.bans.after_refusals) {
             usage.banned_until = now + self.bans.seconds;
+            metrics::counter!("petstore_bans_total").increment(1);
+            metrics::counter!("petstore_rate_limited_total", "code" => "temporarily_banned").increment(1);
             Verdict::Banned { window: usage.window(limits), retry_after: self.bans.seconds.max(1) }
         } else {
             usage.refusals += 1;
+            metrics::counter!("petstore_rate_limited_total", "code" => "rate_limited").increment(1);
             Verdict::Limited { window: usage.window(limits), retry_after: (blocked_until - now).max(1) }
         }
+    }
+
+    /// How many subjects are banned right now (a scan: for the metrics, not hot paths).
+    pub fn banned_now(&self) -> usize {
+        let now = self.clock.now();
+        self.usage.iter().filter(|u| u.banned_until > now).count()
     }
 
     /// Today's count for a subject (for the console's usage column).

@@ -134,7 +134,17 @@ pub async fn place(
     }
     // A refusal wrote nothing but (maybe) its idempotency record.
     tx.commit().await?;
+    if outcome.is_ok() {
+        metrics::counter!("petstore_orders_placed_total").increment(1);
+    }
     outcome
+}
+
+/// How many orders are open (neither complete nor cancelled), for the metrics.
+pub async fn count_open(pool: &Pool) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE complete = 0 AND cancelled_at IS NULL")
+        .fetch_one(pool)
+        .await?)
 }
 
 /// The order request with its rules checked: a positive `petId`, 1 to 1,000 units, a

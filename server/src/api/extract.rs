@@ -8,6 +8,8 @@ use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::{header, request::Parts};
 use serde::de::DeserializeOwned;
 
+use crate::ops::BodyDeadline;
+
 /// Largest request body the API reads (contract: "Request bodies over 64 KiB get 413").
 pub const BODY_LIMIT: usize = 64 * 1024;
 
@@ -36,7 +38,15 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
-        Bytes::from_request(req, state).await.map(RawBody).map_err(|rejection| {
+        let deadline = req.extensions().get::<BodyDeadline>().copied();
+        let read = Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(BodyDeadline(at)) => tokio::time::timeout_at(at, read)
+                .await
+                .map_err(|_| AppError::new(ErrorCode::RequestTimeout, "the request body did not arrive in time"))?,
+            None => read.await,
+        };
+        read.map(RawBody).map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 AppError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {BODY_LIMIT} bytes"))
             } else {

@@ -150,6 +150,9 @@ pub enum BodyErrors {
     /// The body is not valid JSON, or a path id is not an integer (`bad_request`)
     #[response(status = 400)]
     BadRequest(AppError),
+    /// The body did not fully arrive within the request timeout (`request_timeout`)
+    #[response(status = 408)]
+    RequestTimeout(AppError),
     /// The body is over 64 KiB (`payload_too_large`)
     #[response(status = 413)]
     PayloadTooLarge(AppError),

@@ -1,0 +1,107 @@
+//! Prometheus metrics at `/metrics`. Counters and histograms are recorded through the
+//! `metrics` facade (here for HTTP, in the services for orders and rate limits); gauges
+//! that the database or the limiter already know are read at scrape time.
+//!
+//! `/metrics` needs an admin key (`Authorization: Bearer …`, as Prometheus sends with
+//! `authorization: {credentials: …}`) but is not rate-limited.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use app::model::Role;
+use app::services::auth::{self, Presented};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::AppState;
+
+const LATENCY_BUCKETS: &[f64] =
+    &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+
+/// The process-wide recorder (the facade allows one), installed on first use.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full("http_request_duration_seconds".into()), LATENCY_BUCKETS)
+            .expect("non-empty buckets")
+            .build_recorder();
+        let handle = recorder.handle();
+        // Another recorder already installed (a test harness): ours still renders.
+        let _ = metrics::set_global_recorder(recorder);
+        describe();
+        handle
+    })
+}
+
+fn describe() {
+    metrics::describe_counter!("http_requests_total", "HTTP requests answered, by method, route and status");
+    metrics::describe_histogram!(
+        "http_request_duration_seconds",
+        metrics::Unit::Seconds,
+        "Time to the response's head, by method, route and status"
+    );
+    metrics::describe_counter!("petstore_rate_limited_total", "Requests refused with 429, by error code");
+    metrics::describe_counter!("petstore_bans_total", "Temporary bans started");
+    metrics::describe_counter!("petstore_orders_placed_total", "Orders placed (idempotent replays not counted)");
+}
+
+/// Histograms keep raw samples until they are drained; drain them even if nobody scrapes.
+pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
+    let handle = handle();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            handle.run_upkeep();
+        }
+    })
+}
+
+/// Counts every request and its latency under the route's template (`/api/v1/pets/{petId}`),
+/// never the raw path, so that the number of series stays bounded.
+pub async fn record(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().as_str().to_owned();
+    let route = match request.extensions().get::<MatchedPath>() {
+        Some(path) => path.as_str().to_owned(),
+        None if request.uri().path().starts_with("/pkg/") => "/pkg/{file}".to_owned(),
+        None => "unmatched".to_owned(),
+    };
+    let response = next.run(request).await;
+    let labels = [("method", method), ("route", route), ("status", response.status().as_str().to_owned())];
+    metrics::counter!("http_requests_total", &labels).increment(1);
+    metrics::histogram!("http_request_duration_seconds", &labels).record(started.elapsed().as_secs_f64());
+    response
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let key = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map_or(Presented::Nothing, |key| Presented::Key(key.trim()));
+    let caller = state.auth.authenticate(key).await.and_then(|caller| auth::require(caller, Role::Admin));
+    if let Err(err) = caller {
+        return err.into_response();
+    }
+    record_gauges(&state).await;
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], handle().render()).into_response()
+}
+
+/// What other parts already know, read when scraped.
+async fn record_gauges(state: &AppState) {
+    let size = state.pool.size();
+    let idle = u32::try_from(state.pool.num_idle()).unwrap_or(u32::MAX);
+    metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));
+    metrics::gauge!("petstore_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
+    metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.pool.options().get_max_connections()));
+    metrics::gauge!("petstore_banned_subjects").set(state.limiter.banned_now() as f64);
+    if let Ok(open) = app::services::orders::count_open(&state.pool).await {
+        metrics::gauge!("petstore_open_orders").set(open as f64);
+    }
+}

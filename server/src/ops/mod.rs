@@ -1,0 +1,80 @@
+//! What an operator needs around the application: health and readiness probes, metrics,
+//! request ids and logs, timeouts, compression and security headers. `wrap` puts the
+//! layers around the whole router, API and pages alike.
+
+pub mod health;
+pub mod metrics;
+pub mod security;
+
+use std::time::Duration;
+
+use app::error::{AppError, ErrorCode};
+use axum::Router;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::Request;
+use axum::http::{HeaderName, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tower::ServiceBuilder;
+use tower_http::compression::CompressionLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+
+use crate::AppState;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// `/healthz`, `/readyz` and `/metrics`: outside the API, so not rate-limited.
+pub fn routes<S>(state: AppState) -> Router<S> {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::render))
+        .with_state(state)
+}
+
+/// When the request's body must have fully arrived. Set on every request, read by the
+/// API's body extractor, which answers 408 `request_timeout` when it passes, however
+/// steadily the body trickles in.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyDeadline(pub tokio::time::Instant);
+
+/// The layers around the whole application, outermost last.
+pub fn wrap(router: Router, request_timeout: Duration) -> Router {
+    router
+        .layer(middleware::from_fn(security::reject_cross_site))
+        .layer(middleware::from_fn(move |mut request: Request, next: Next| {
+            request.extensions_mut().insert(BodyDeadline(tokio::time::Instant::now() + request_timeout));
+            next.run(request)
+        }))
+        // A second later than the body deadline, so a slow body is told apart (408)
+        // from a slow answer (503).
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(timed_out))
+                .timeout(request_timeout + Duration::from_secs(1)),
+        )
+        .layer(middleware::from_fn(security::headers))
+        .layer(CompressionLayer::new())
+        .layer(middleware::from_fn(metrics::record))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request| {
+                    let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
+                })
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
+        // Outermost: the client's own id is kept, otherwise a new UUID.
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+async fn timed_out(uri: Uri, err: tower::BoxError) -> Response {
+    if !err.is::<tower::timeout::error::Elapsed>() {
+        return AppError::internal("middleware", err).into_response();
+    }
+    tracing::warn!(path = uri.path(), "request timed out");
+    AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again").into_response()
+}
