@@ -32,7 +32,7 @@ export default defineConfig({
     // From the workspace root, where target/site (the WASM, CSS and assets) lives.
     command: `rm -f ${dbFile} ${dbFile}-wal ${dbFile}-shm && exec ${serverBin}`,
     cwd: '..',
-    url: `http://${addr}/api/v1/openapi.json`,
+    url: `http://${addr}/readyz`,
     reuseExistingServer: false,
     timeout: 60_000,
     stdout: 'pipe',
@@ -42,6 +42,8 @@ export default defineConfig({
       LEPTOS_SITE_ROOT: 'target/site',
       LEPTOS_ENV: 'PROD',
       PETSTORE_DEMO_DATA: 'true',
+      // Warnings and errors only: one line per request would bury the test report.
+      RUST_LOG: 'warn',
     },
   },
 });

@@ -2,10 +2,16 @@ import { expect, Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
-/** Fails the test on any script error: a page that throws has not really hydrated. */
+/** Fails the test on any script error (a page that throws has not really hydrated) and
+ *  on anything the Content-Security-Policy blocked. */
 export function failOnPageErrors(page: Page) {
   page.on('pageerror', (error) => {
     throw new Error(`page error: ${error.message}`);
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content[ -]Security[ -]Policy/i.test(message.text())) {
+      throw new Error(`CSP violation: ${message.text()}`);
+    }
   });
 }
 

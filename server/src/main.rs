@@ -160,6 +160,14 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
 async fn serve(config: Config) -> Result<(), String> {
     let leptos = get_configuration(None).map_err(|e| format!("reading the Leptos configuration: {e}"))?;
     let mut options = leptos.leptos_options;
+    // `cargo leptos build` writes the assets' content hashes beside the binary; with them
+    // the pages name `petstore.<hash>.wasm`, which browsers may cache for good.
+    if !options.hash_files {
+        options.hash_files = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.join(options.hash_file.as_ref())))
+            .is_some_and(|hashes| hashes.exists());
+    }
     let addr = config.addr.unwrap_or(options.site_addr);
     options.site_addr = addr;
 

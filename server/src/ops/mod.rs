@@ -27,6 +27,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// `/healthz`, `/readyz` and `/metrics`: outside the API, so not rate-limited.
 pub fn routes<S>(state: AppState) -> Router<S> {
+    metrics::handle(); // installs the recorder before the first request is counted
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
