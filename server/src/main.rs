@@ -193,6 +193,8 @@ async fn serve(config: Config) -> Result<(), String> {
     let limiter = state.limiter.clone();
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("binding {addr}: {e}"))?;
+    // The bound address, which differs from `addr` when its port is 0.
+    let addr = listener.local_addr().map_err(|e| format!("reading the bound address: {e}"))?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod live;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -1,0 +1,152 @@
+//! The real server binary on a loopback port over a database in a temporary directory,
+//! and a small HTTP client for it: for the tests that kill, restart or soak the process.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+pub struct LiveServer {
+    child: Child,
+    pub addr: SocketAddr,
+    pub db_path: PathBuf,
+}
+
+impl LiveServer {
+    /// Starts the binary over `dir/live.db` (no demo catalog) on a free port and waits
+    /// until it listens. Returns the first admin key when this start created it.
+    pub fn start(dir: &Path) -> (LiveServer, Option<String>) {
+        let db_path = dir.join("live.db");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+            .env("DATABASE_URL", format!("sqlite://{}", db_path.display()))
+            .env("PETSTORE_ADDR", "127.0.0.1:0")
+            .env("PETSTORE_DEMO_DATA", "false")
+            .env("RUST_LOG", "warn")
+            .env("LEPTOS_OUTPUT_NAME", "petstore")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the server binary starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Read the start-up lines, then keep draining so the server never blocks on stdout.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut admin = None;
+        let addr = loop {
+            let line = rx.recv_timeout(Duration::from_secs(30)).expect("the server starts within 30 s");
+            let trimmed = line.trim();
+            if trimmed.starts_with("psk_") {
+                admin = Some(trimmed.to_owned());
+            }
+            if let Some(rest) = line.strip_prefix("Pet Store is running at http://") {
+                break rest.split('/').next().unwrap().parse().expect("an address");
+            }
+        };
+        (LiveServer { child, addr, db_path }, admin)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    pub fn kill_9(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+
+    /// SIGTERM, then waits for the process to exit; returns whether it exited cleanly.
+    pub fn terminate(&mut self) -> bool {
+        let sent = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().expect("kill runs");
+        assert!(sent.success());
+        self.child.wait().expect("the server exits").success()
+    }
+
+    /// Resident memory in KiB (Linux).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("/proc status");
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    pub fn client(&self) -> Http {
+        Http {
+            client: Client::builder(TokioExecutor::new()).pool_max_idle_per_host(64).build_http(),
+            base: format!("http://{}", self.addr),
+        }
+    }
+}
+
+impl Drop for LiveServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Clone)]
+pub struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    base: String,
+}
+
+/// Status and JSON body (`Null` when the body is not JSON).
+pub type Answer = (u16, Value);
+
+impl Http {
+    /// One request; `Err` when no complete answer arrived (connection refused or cut).
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<Answer, String> {
+        let mut builder = hyper::Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if let Some(key) = key {
+            builder = builder.header("authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let bytes = match body {
+            Some(body) => {
+                builder = builder.header("content-type", "application/json");
+                Bytes::from(body.to_string())
+            }
+            None => Bytes::new(),
+        };
+        let request = builder.body(Full::new(bytes)).map_err(|e| e.to_string())?;
+        let call = async {
+            let response = self.client.request(request).await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+            Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+        };
+        tokio::time::timeout(Duration::from_secs(30), call).await.map_err(|_| "no answer in 30 s".to_owned())?
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Result<Answer, String> {
+        self.send("GET", path, Some(key), None, &[]).await
+    }
+
+    /// A request that must succeed with `expected`; returns the body.
+    pub async fn expect(&self, expected: u16, method: &str, path: &str, key: &str, body: Option<&Value>) -> Value {
+        let (status, reply) = self.send(method, path, Some(key), body, &[]).await.expect("an answer");
+        assert_eq!(status, expected, "{method} {path}: {reply}");
+        reply
+    }
+}
