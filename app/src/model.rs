@@ -8,8 +8,19 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use utoipa::ToSchema;
 
+/// What every name must match, for clients that validate against the OpenAPI document:
+/// no control characters, and something besides white space (names are trimmed).
+pub const NAME_PATTERN: &str =
+    r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$";
+
+/// The schema of a boolean that may only be `true`.
+#[cfg(feature = "ssr")]
+fn only_true() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::Boolean).enum_values(Some([true])).build()
+}
+
 /// A pet's place in the sale cycle (see contract.md, "States").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 pub enum PetStatus {
@@ -33,6 +44,48 @@ impl PetStatus {
         PetStatus::ALL.into_iter().find(|status| status.as_str() == s)
     }
 }
+
+/// The enums of the API are read from their names as JSON strings and nothing else:
+/// serde's derived enums would also take the object form `{"sold": null}`, and would
+/// call a number in their place malformed JSON (400) rather than a wrong type (422).
+fn one_of<'de, D, T>(deserializer: D, all: &'static [T], name: fn(T) -> &'static str) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Copy + 'static,
+{
+    struct Names<T: 'static>(&'static [T], fn(T) -> &'static str);
+
+    impl<T: Copy> serde::de::Visitor<'_> for Names<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let names: Vec<&str> = self.0.iter().map(|v| (self.1)(*v)).collect();
+            write!(f, "one of {}", names.join(", "))
+        }
+
+        fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<T, E> {
+            self.0
+                .iter()
+                .copied()
+                .find(|v| (self.1)(*v) == value)
+                .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(value), &self))
+        }
+    }
+
+    deserializer.deserialize_str(Names(all, name))
+}
+
+macro_rules! deserialize_by_name {
+    ($($ty:ty),*) => {$(
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                one_of(deserializer, &<$ty>::ALL, <$ty>::as_str)
+            }
+        }
+    )*};
+}
+
+deserialize_by_name!(PetStatus, Role, Plan);
 
 impl std::fmt::Display for PetStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -161,7 +214,7 @@ pub struct Page<T> {
 }
 
 /// What a key may do (contract.md, "Endpoints": the role column).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -170,6 +223,8 @@ pub enum Role {
 }
 
 impl Role {
+    pub const ALL: [Role; 2] = [Role::Customer, Role::Admin];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Customer => "customer",
@@ -179,7 +234,7 @@ impl Role {
 }
 
 /// A key's plan, which sets its rate limits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 pub enum Plan {
@@ -257,6 +312,7 @@ pub struct CreatedApiKey {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewApiKey {
     /// 1 to 100 characters.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 100))]
     pub name: String,
     pub role: Role,
     pub plan: Plan,
@@ -272,6 +328,7 @@ pub struct NewApiKey {
 pub struct SignUp {
     /// A name to recognise the key by (default "Free key").
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 100))]
     pub name: Option<String>,
 }
 
@@ -323,6 +380,7 @@ pub struct NewOrder {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrderCompletion {
     /// Must be `true`: completion is the only change an order takes.
+    #[cfg_attr(feature = "ssr", schema(schema_with = only_true))]
     pub complete: bool,
     /// The ship date; defaults to the requested one, else the completion time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -33,9 +33,15 @@ pub fn client_ip(parts_extensions: &axum::http::Extensions) -> String {
 }
 
 fn presented_key(headers: &HeaderMap) -> Presented<'_> {
-    // An empty header is no key at all (401 missing_api_key, not invalid_api_key).
-    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim).filter(|k| !k.is_empty()) {
-        return Presented::Key(key);
+    // An `X-API-Key` header is the key, even when `Authorization` is sent too: a bad one
+    // is never rescued by the other header. An empty header is no key at all (401
+    // missing_api_key, not invalid_api_key).
+    if let Some(header) = headers.get("x-api-key") {
+        return match header.to_str().map(str::trim) {
+            Ok("") => Presented::Nothing,
+            Ok(key) => Presented::Key(key),
+            Err(_) => Presented::Key("not visible ASCII"),
+        };
     }
     let bearer = headers
         .get(header::AUTHORIZATION)

@@ -140,6 +140,7 @@ pub struct PageQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     pub limit: Option<String>,
     /// Opaque cursor from the previous page's `Link: rel="next"` header.
+    #[param(min_length = 1)]
     pub cursor: Option<String>,
 }
 

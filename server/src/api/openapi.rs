@@ -135,6 +135,21 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
             }
         }
     }
+    name_patterns(document);
+}
+
+/// Every `name` a client sends must match `NAME_PATTERN` (the service's own rule, said
+/// once here rather than in each schema's attributes).
+fn name_patterns(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = document.components.as_mut() else { return };
+    for schema in ["NewPet", "NewCategory", "NewApiKey", "SignUp"] {
+        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema) {
+            if let Some(RefOr::T(Schema::Object(name))) = object.properties.get_mut("name") {
+                name.pattern = Some(app::model::NAME_PATTERN.to_owned());
+            }
+        }
+    }
 }
 
 /// The stability of a non-stable operation (`method` lowercase, `path` under the base).

@@ -29,6 +29,7 @@ pub struct OrderListQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     pub limit: Option<String>,
     /// Opaque cursor from the previous page's `Link: rel="next"` header.
+    #[param(min_length = 1)]
     pub cursor: Option<String>,
 }
 
@@ -40,7 +41,8 @@ pub struct OrderListQuery {
 /// API key within 24 hours get the first answer and create nothing.
 #[utoipa::path(post, path = "/store/orders", tag = "Store", operation_id = "placeOrder",
     request_body = NewOrder,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 255 visible ASCII characters; retries with the same key and body replay the first answer for 24 hours")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 255 visible ASCII characters; retries with the same key and body replay the first answer for 24 hours",
+        min_length = 1, max_length = 255, pattern = "^[!-~]{1,255}$")),
     responses(
         (status = 201, description = "Placed", body = Order, headers(("Location" = String, description = "URL of the order"))),
         (status = 409, description = "`pet_not_available`, `insufficient_stock`, or `idempotency_key_reused`", body = AppError),

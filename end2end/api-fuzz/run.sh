@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Schemathesis against the release server's own OpenAPI document, with an admin key:
+# every operation, its standard checks, a fixed seed and a bounded number of examples,
+# so that a run is repeatable. Loopback only; the server runs over a throw-away
+# database with the demo catalog.
+#
+#   end2end/api-fuzz/run.sh            (make test-api runs it with the pinned st)
+#
+# Environment: SERVER_BIN (default target/release/server), API_FUZZ_ADDR (default
+# 127.0.0.1:3012), ST (the schemathesis CLI, default st), API_FUZZ_EXAMPLES (default 30).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+server_bin="${SERVER_BIN:-$root/target/release/server}"
+addr="${API_FUZZ_ADDR:-127.0.0.1:3012}"
+st="${ST:-st}"
+examples="${API_FUZZ_EXAMPLES:-30}"
+report_dir="$root/target/api-fuzz"
+work="$(mktemp -d)"
+mkdir -p "$report_dir"
+
+cleanup() {
+  if [[ -n "${pid:-}" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+DATABASE_URL="sqlite://$work/fuzz.db" PETSTORE_ADDR="$addr" PETSTORE_DEMO_DATA=true RUST_LOG=warn \
+  LEPTOS_SITE_ROOT="$root/target/site" "$server_bin" >"$work/server.out" 2>"$report_dir/server.log" &
+pid=$!
+for _ in $(seq 300); do
+  grep -q "is running at" "$work/server.out" && break
+  kill -0 "$pid" 2>/dev/null || { echo "the server did not start:"; cat "$report_dir/server.log"; exit 1; }
+  sleep 0.1
+done
+key="$(awk '$1 ~ /^psk_/ { print $1; exit }' "$work/server.out")"
+[[ -n "$key" ]] || { echo "no admin key in the server's first-start output"; exit 1; }
+
+run() {
+  local name="$1"; shift
+  echo "--- schemathesis: $name"
+  # From the scratch directory: st keeps its caches in the working directory.
+  (cd "$work" && timeout 600 "$st" run "http://$addr/api/v1/openapi.json" \
+    --header "Authorization: Bearer $key" \
+    --checks all \
+    --phases examples,coverage,fuzzing,stateful \
+    --seed 20261122 --max-examples "$examples" --workers 1 \
+    --generation-database none --request-timeout 10 --no-color \
+    --report junit --report-junit-path "$report_dir/$name.junit.xml" \
+    "$@")
+}
+
+# Revoking keys last and on its own: it may well revoke the very key the run uses.
+run all-but-revoke --exclude-operation-id revokeKey
+run revoke --include-operation-id revokeKey
