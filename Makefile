@@ -24,8 +24,11 @@ RUN_DATABASE_URL ?= sqlite://data/petstore.db
 RUN_ADDR ?= 127.0.0.1:3000
 # Where the browser tests start their own server, over a fresh database.
 E2E_ADDR ?= 127.0.0.1:3011
+# Schemathesis (from PyPI, exact versions and hashes in the lock file) lives here.
+SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
+API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench-auth bench-orders help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium build-release test-rust test-e2e
+.PHONY: bench-auth bench-orders help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -36,7 +39,7 @@ run: build-tools build-release
 	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
 	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
 
-test: test-tools test-rust test-e2e
+test: test-tools test-rust test-e2e test-api
 
 test-rust: toolchain
 	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
@@ -46,6 +49,10 @@ build-release:
 
 test-e2e: test-tools build-release
 	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test
+
+# Schemathesis against the release server's own OpenAPI document (fixed seed).
+test-api: schemathesis build-release
+	SERVER_BIN=$(TARGET_DIR)/release/server ST=$(SCHEMATHESIS_VENV)/bin/st end2end/api-fuzz/run.sh
 
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain
@@ -59,7 +66,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
-test-tools: build-tools chromium end2end/node_modules/.package-lock.json
+test-tools: build-tools chromium end2end/node_modules/.package-lock.json schemathesis
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -85,6 +92,19 @@ wasm-opt:
 	   && "$(TOOLS_DIR)/node_modules/.bin/wasm-opt" --version | grep -q "version $(BINARYEN_VERSION)"; then \
 	  echo "ok: wasm-opt $(BINARYEN_VERSION)"; \
 	else mkdir -p "$(TOOLS_DIR)" && npm install --prefix "$(TOOLS_DIR)" --no-audit --no-fund binaryen@$(BINARYEN_VERSION); fi
+
+python-venv:
+	@if python3 -c 'import venv, ensurepip' 2>/dev/null; then echo "ok: python3 with venv"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv; fi
+
+# Reinstalled whenever the lock file changes; pip checks every hash.
+schemathesis: python-venv
+	@want="$$(sha256sum $(API_FUZZ_LOCK) | cut -d' ' -f1)"; \
+	if [ -x "$(SCHEMATHESIS_VENV)/bin/st" ] && [ "$$(cat "$(SCHEMATHESIS_VENV)/lock.sha256" 2>/dev/null)" = "$$want" ]; then \
+	  echo "ok: schemathesis (as locked)"; \
+	else rm -rf "$(SCHEMATHESIS_VENV)" && python3 -m venv "$(SCHEMATHESIS_VENV)" \
+	  && "$(SCHEMATHESIS_VENV)/bin/pip" install --quiet --require-hashes --only-binary :all: -r $(API_FUZZ_LOCK) \
+	  && echo "$$want" > "$(SCHEMATHESIS_VENV)/lock.sha256"; fi
 
 chromium:
 	@if [ -x /usr/bin/chromium ]; then echo "ok: chromium"; \

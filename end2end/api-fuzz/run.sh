@@ -35,13 +35,21 @@ done
 key="$(awk '$1 ~ /^psk_/ { print $1; exit }' "$work/server.out")"
 [[ -n "$key" ]] || { echo "no admin key in the server's first-start output"; exit 1; }
 
+# Two checks are left out, for reasons of the contract rather than of the server:
+# - positive_data_acceptance: the schema cannot say every rule (a cursor is opaque but
+#   must be one the API issued; a categoryId must name a category; Enterprise keys need
+#   limits), so schema-valid requests may rightly get 422;
+# - ignored_auth: requests without a key are rate-limited per client IP (contract,
+#   "Limits"), and st sends enough of them to get its IP banned, so it sees 429 where it
+#   wants 401. server/tests/openapi.rs checks instead that every operation needing a key
+#   refuses a missing, unknown or shadowed one.
 run() {
   local name="$1"; shift
   echo "--- schemathesis: $name"
   # From the scratch directory: st keeps its caches in the working directory.
   (cd "$work" && timeout 600 "$st" run "http://$addr/api/v1/openapi.json" \
-    --header "Authorization: Bearer $key" \
-    --checks all \
+    --header "Authorization: Bearer $key" --header "X-API-Key: $key" \
+    --checks all --exclude-checks positive_data_acceptance,ignored_auth \
     --phases examples,coverage,fuzzing,stateful \
     --seed 20261122 --max-examples "$examples" --workers 1 \
     --generation-database none --request-timeout 10 --no-color \

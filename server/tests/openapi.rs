@@ -139,3 +139,56 @@ async fn every_documented_operation_is_served_and_nothing_else() {
         }
     }
 }
+
+/// Every operation whose security has no "no key" alternative refuses a request without
+/// a key, with an unknown key, and with an unknown `X-API-Key` beside a valid bearer
+/// token (one bad credential is never rescued by another). `POST /keys` is sign-up,
+/// which needs no key; it still refuses a bad one.
+#[tokio::test]
+async fn every_operation_that_needs_a_key_refuses_a_missing_or_bad_one() {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    let unknown = "psk_0000000000_AAAAAAAAAAAAAAAAAAAAAA";
+    let mut checked: u8 = 0;
+    for (method, path) in documented(&doc) {
+        let security = doc["paths"][&path][&method]["security"].as_array().cloned().unwrap_or_default();
+        if security.is_empty() {
+            continue; // the document itself
+        }
+        let key_optional = security.iter().any(|s| s.as_object().is_some_and(|o| o.is_empty()));
+        let uri = format!("/api/v1{}", concrete(&path));
+        // Requests without a valid key count against their IP: one IP per operation
+        // keeps them all under the Free plan's 60 a minute.
+        let ip = std::net::SocketAddr::from(([10, 0, 0, checked + 1], 40000));
+        let request = |extra: &[(&str, &str)]| {
+            let mut builder = Request::builder()
+                .method(method.to_uppercase().as_str())
+                .uri(&uri)
+                .extension(axum::extract::ConnectInfo(ip));
+            for (name, value) in extra {
+                builder = builder.header(*name, *value);
+            }
+            builder.header(header::CONTENT_TYPE, "application/json").body(Body::from("{}")).unwrap()
+        };
+        if !key_optional {
+            app.send(request(&[])).await.assert_error(401, "missing_api_key");
+            app.send(request(&[("x-api-key", "")])).await.assert_error(401, "missing_api_key");
+        }
+        let bearer = format!("Bearer {}", app.admin);
+        app.send(request(&[("x-api-key", unknown)])).await.assert_error(401, "invalid_api_key");
+        app.send(request(&[("authorization", &format!("Bearer {unknown}"))]))
+            .await
+            .assert_error(401, "invalid_api_key");
+        app.send(request(&[("x-api-key", unknown), ("authorization", &bearer)]))
+            .await
+            .assert_error(401, "invalid_api_key");
+        if !key_optional {
+            let reply = app.send(request(&[("x-api-key", ""), ("authorization", &bearer)])).await;
+            reply.assert_error(401, "missing_api_key");
+        }
+        checked += 1;
+    }
+    assert_eq!(usize::from(checked), documented(&doc).len() - 1, "every operation but the document's own");
+}
