@@ -108,3 +108,50 @@ fn first_start_prints_one_admin_key_once() {
     let (_, list, _) = run(&db, &["keys", "list"]);
     assert_eq!(list.lines().filter(|l| l.contains("admin")).count(), 1, "{list}");
 }
+
+/// `--log-format json`: every line on stderr is a JSON object, and a request's line
+/// carries its request id; SIGTERM then stops the server cleanly.
+#[test]
+fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("logs.db").display());
+    let mut child = server(&db)
+        .args(["--log-format", "json", "--addr", "127.0.0.1:0", "--demo-data", "false"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let addr = stdout
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("Pet Store is running at http://").map(|r| r.split('/').next().unwrap().to_owned())
+        })
+        .expect("the address line");
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(stream, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Request-Id: find-me-7\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.to_ascii_lowercase().contains("x-request-id: find-me-7"), "{response}");
+
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(child.wait().unwrap().success(), "exit 0 after SIGTERM: {stderr}");
+    let events: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    let answered = events
+        .iter()
+        .find(|e| e["span"]["id"] == "find-me-7" && e["status"] == 200)
+        .unwrap_or_else(|| panic!("no event for the request in {stderr}"));
+    assert_eq!(answered["span"]["path"], "/healthz");
+    assert!(events.iter().any(|e| e["message"] == "stopped"), "{stderr}");
+}
