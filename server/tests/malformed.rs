@@ -260,6 +260,19 @@ fn check(reply: &Reply, status: u16, code: &str, field: Option<&str>) -> Result<
     }
 }
 
+/// Sends a fresh copy of the corpus to each target with the admin key, then fails
+/// listing every case that went wrong.
+async fn refuse_all<const N: usize>(app: &TestApp, targets: [(Method, String); N], corpus: impl Fn() -> Vec<Case>) {
+    let mut failures = Vec::new();
+    let mut total = 0;
+    for (method, path) in targets {
+        let cases = corpus();
+        total += cases.len();
+        failures.extend(run(app, method, &path, Some(app.admin.as_str()), cases).await);
+    }
+    assert_none(failures, total);
+}
+
 #[track_caller]
 fn assert_none(failures: Vec<String>, total: usize) {
     assert!(failures.is_empty(), "{} of {total} cases failed:\n{}", failures.len(), failures.join("\n"));
@@ -470,15 +483,8 @@ async fn pet_writes_refuse_malformed_bodies() {
         ));
         cases
     };
-    let (app, rex) = (&shop.app, shop.rex);
-    let mut failures = Vec::new();
-    let mut total = 0;
-    for (method, path) in [(Method::POST, "/api/v1/pets".to_owned()), (Method::PUT, format!("/api/v1/pets/{rex}"))] {
-        let cases = corpus();
-        total += cases.len();
-        failures.extend(run(app, method, &path, Some(app.admin.as_str()), cases).await);
-    }
-    assert_none(failures, total);
+    let targets = [(Method::POST, "/api/v1/pets".to_owned()), (Method::PUT, format!("/api/v1/pets/{}", shop.rex))];
+    refuse_all(&shop.app, targets, corpus).await;
 }
 
 /// POST /categories and PUT /categories/{categoryId} (a NewCategory body).
@@ -519,18 +525,9 @@ async fn category_writes_refuse_malformed_bodies() {
         ));
         cases
     };
-    let app = &shop.app;
-    let mut failures = Vec::new();
-    let mut total = 0;
-    let cats = shop.cats;
-    for (method, path) in
-        [(Method::POST, "/api/v1/categories".to_owned()), (Method::PUT, format!("/api/v1/categories/{cats}"))]
-    {
-        let cases = corpus();
-        total += cases.len();
-        failures.extend(run(app, method, &path, Some(app.admin.as_str()), cases).await);
-    }
-    assert_none(failures, total);
+    let targets =
+        [(Method::POST, "/api/v1/categories".to_owned()), (Method::PUT, format!("/api/v1/categories/{}", shop.cats))];
+    refuse_all(&shop.app, targets, corpus).await;
 }
 
 /// PUT /store/inventory/{petId} (an InventoryUpdate body).

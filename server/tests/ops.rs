@@ -162,3 +162,19 @@ async fn a_body_that_trickles_in_is_cut_off_with_408_and_changes_nothing() {
 }
 
 use futures::StreamExt;
+
+#[tokio::test]
+async fn server_function_errors_carry_their_own_status() {
+    let app = TestApp::new().await;
+    let request = Request::post("/_app/place_order")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("pet_id=1&quantity=1"))
+        .unwrap();
+    app.send(request).await.assert_error(401, "missing_api_key");
+    let bad_args = Request::post("/_app/place_order")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("pet_id=one"))
+        .unwrap();
+    let reply = app.send(bad_args).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text);
+}

@@ -44,6 +44,7 @@ pub struct BodyDeadline(pub tokio::time::Instant);
 /// The layers around the whole application, outermost last.
 pub fn wrap(router: Router, request_timeout: Duration) -> Router {
     router
+        .layer(middleware::from_fn(security::server_fn_error_status))
         .layer(middleware::from_fn(security::reject_cross_site))
         .layer(middleware::from_fn(move |mut request: Request, next: Next| {
             request.extensions_mut().insert(BodyDeadline(tokio::time::Instant::now() + request_timeout));

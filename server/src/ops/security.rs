@@ -74,6 +74,27 @@ pub async fn reject_cross_site(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
+/// server_fn answers every error with 500. Ours carry their own status (409 out of
+/// stock, 401 not signed in, …): answer with it, so that logs and metrics tell a
+/// refusal from a fault. (The browser side decodes any 4xx or 5xx the same way.)
+pub async fn server_fn_error_status(request: Request, next: Next) -> Response {
+    let is_server_fn = request.uri().path().starts_with(SERVER_FN_PREFIX);
+    let response = next.run(request).await;
+    if !is_server_fn || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return AppError::internal("server function", "unreadable error body").into_response();
+    };
+    if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
+        if let Ok(status) = axum::http::StatusCode::from_u16(error.status) {
+            parts.status = status;
+        }
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 fn is_cross_site(headers: &HeaderMap) -> bool {
     let text = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
     if let Some(site) = text(header::HeaderName::from_static("sec-fetch-site")) {

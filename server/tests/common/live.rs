@@ -69,8 +69,18 @@ impl LiveServer {
 
     /// SIGTERM, then waits for the process to exit; returns whether it exited cleanly.
     pub fn terminate(&mut self) -> bool {
+        self.send_sigterm();
+        self.wait_for_exit()
+    }
+
+    /// SIGTERM, without waiting.
+    pub fn send_sigterm(&self) {
         let sent = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().expect("kill runs");
         assert!(sent.success());
+    }
+
+    /// Waits for the process to exit; returns whether it exited cleanly.
+    pub fn wait_for_exit(&mut self) -> bool {
         self.child.wait().expect("the server exits").success()
     }
 
