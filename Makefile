@@ -28,7 +28,7 @@ E2E_ADDR ?= 127.0.0.1:3011
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench-auth bench-orders help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: bench bench-auth bench-orders help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -53,6 +53,15 @@ test-e2e: test-tools build-release
 # Schemathesis against the release server's own OpenAPI document (fixed seed).
 test-api: schemathesis build-release
 	SERVER_BIN=$(TARGET_DIR)/release/server ST=$(SCHEMATHESIS_VENV)/bin/st end2end/api-fuzz/run.sh
+
+# The benchmark suite against the release server (docs/PERFORMANCE.md): a table, the
+# budgets, and target/bench/results.json.
+# `cargo bench` rebuilds target/release/server without cargo-leptos's settings, so the
+# suite runs a copy of the real one (with its hash file) from target/bench/.
+bench: build-tools build-release
+	mkdir -p $(CURDIR)/target/bench
+	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
+	SERVER_BIN=$(CURDIR)/target/bench/server cargo bench --locked -p server --bench suite
 
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain

@@ -55,6 +55,9 @@ pub struct Settings {
     #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
     pub request_timeout: u64,
+    /// For `make bench` only: also serve the bare ceiling route on this address
+    #[arg(long, env = "PETSTORE_BENCH_CEILING_ADDR", hide = true, global = true)]
+    pub bench_ceiling_addr: Option<SocketAddr>,
 }
 
 /// The settings the server runs with.
@@ -71,6 +74,8 @@ pub struct Config {
     pub bans: BanPolicy,
     /// Longest a request may take, reading its body included.
     pub request_timeout: Duration,
+    /// Where to serve the benchmark's bare ceiling route (`ops::ceiling`), if anywhere.
+    pub bench_ceiling_addr: Option<SocketAddr>,
 }
 
 impl Default for Config {
@@ -84,6 +89,7 @@ impl Default for Config {
             sunset: midnight(2027, Month::June, 30),
             bans: BanPolicy::default(),
             request_timeout: Duration::from_secs(30),
+            bench_ceiling_addr: None,
         }
     }
 }
@@ -99,6 +105,7 @@ impl From<Settings> for Config {
             sunset: settings.sunset_date,
             bans: BanPolicy { after_refusals: settings.ban_after, seconds: settings.ban_minutes * 60 },
             request_timeout: Duration::from_secs(settings.request_timeout),
+            bench_ceiling_addr: settings.bench_ceiling_addr,
         }
     }
 }

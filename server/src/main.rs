@@ -187,6 +187,7 @@ async fn serve(config: Config) -> Result<(), String> {
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 
+    let bench_ceiling = config.bench_ceiling_addr;
     let state = AppState::new(pool.clone(), config, clock).await.map_err(|e| e.message)?;
     let flusher = state.limiter.clone().spawn_flusher(pool.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
@@ -196,6 +197,12 @@ async fn serve(config: Config) -> Result<(), String> {
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().map_err(|e| format!("reading the bound address: {e}"))?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
+    if let Some(ceiling) = bench_ceiling {
+        let listener = tokio::net::TcpListener::bind(ceiling).await.map_err(|e| format!("binding {ceiling}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| format!("reading the bound address: {e}"))?;
+        println!("Bench ceiling at http://{bound}/");
+        tokio::spawn(async move { axum::serve(listener, server::ops::ceiling::router()).await });
+    }
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())
         .await

@@ -33,6 +33,11 @@ pub struct Outcome {
     pub conflicts: u64,
     /// Anything else: errors.
     pub other: u64,
+    /// 5xx answers (counted in `other` too).
+    pub server_errors: u64,
+    /// Latency percentiles of every answer, in microseconds.
+    pub p50_us: u32,
+    pub p99_us: u32,
 }
 
 impl Outcome {
@@ -50,7 +55,7 @@ where
     let client: Client<_, Full<Bytes>> =
         Client::builder(TokioExecutor::new()).pool_max_idle_per_host(connections).build_http();
     let request = Arc::new(request);
-    let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
+    let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
     let workers: Vec<_> = (0..connections)
@@ -58,29 +63,43 @@ where
             let (client, request, counts, stop) = (client.clone(), request.clone(), counts.clone(), stop.clone());
             tokio::spawn(async move {
                 let mut n = 0;
+                let mut latencies = Vec::with_capacity(1 << 16);
                 while !stop.load(Ordering::Relaxed) {
+                    let sent = Instant::now();
                     let response = client.request(request(worker, n)).await.expect("the server answers");
-                    let slot = match response.status().as_u16() {
+                    let status = response.status().as_u16();
+                    let slot = match status {
                         200..=299 => 0,
                         409 => 1,
                         _ => 2,
                     };
                     response.into_body().collect().await.unwrap();
+                    latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
                     counts[slot].fetch_add(1, Ordering::Relaxed);
+                    if status >= 500 {
+                        counts[3].fetch_add(1, Ordering::Relaxed);
+                    }
                     n += 1;
                 }
+                latencies
             })
         })
         .collect();
     tokio::time::sleep(duration).await;
     stop.store(true, Ordering::Relaxed);
+    let mut latencies = Vec::new();
     for worker in workers {
-        worker.await.unwrap();
+        latencies.extend(worker.await.unwrap());
     }
+    latencies.sort_unstable();
+    let percentile = |p: usize| latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied();
     Outcome {
         seconds: start.elapsed().as_secs_f64(),
         ok: counts[0].load(Ordering::Relaxed),
         conflicts: counts[1].load(Ordering::Relaxed),
         other: counts[2].load(Ordering::Relaxed),
+        server_errors: counts[3].load(Ordering::Relaxed),
+        p50_us: percentile(50).unwrap_or(0),
+        p99_us: percentile(99).unwrap_or(0),
     }
 }

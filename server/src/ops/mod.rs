@@ -2,6 +2,7 @@
 //! request ids and logs, timeouts, compression and security headers. `wrap` puts the
 //! layers around the whole router, API and pages alike.
 
+pub mod ceiling;
 pub mod health;
 pub mod metrics;
 pub mod security;
