@@ -148,7 +148,8 @@ async fn seed(http: &Http, base: &str, admin: &str) -> (String, Vec<i64>) {
                         return ids;
                     }
                     let pet = json!({ "name": format!("Pet number {n}"), "categoryId": categories[n % CATEGORIES] });
-                    let (status, created) = call(&http, "POST", &format!("{base}/api/v1/pets"), Some(&key), Some(pet)).await;
+                    let (status, created) =
+                        call(&http, "POST", &format!("{base}/api/v1/pets"), Some(&key), Some(pet)).await;
                     assert_eq!(status, 201);
                     let id = serde_json::from_slice::<Value>(&created).unwrap()["id"].as_i64().unwrap();
                     let stock = json!({ "quantity": 1_000_000 });
@@ -228,7 +229,8 @@ async fn first_visit(http: &Http, base: &str) -> (usize, usize, usize, usize) {
         let http = http.clone();
         let url = format!("{base}{path}");
         async move {
-            let request = hyper::Request::get(url).header("accept-encoding", "gzip, deflate, br").body(Full::new(Bytes::new()));
+            let request =
+                hyper::Request::get(url).header("accept-encoding", "gzip, deflate, br").body(Full::new(Bytes::new()));
             let response = http.request(request.unwrap()).await.expect("an answer");
             assert_eq!(response.status(), 200, "{path}");
             response.into_body().collect().await.unwrap().to_bytes().len()
@@ -304,7 +306,9 @@ async fn main() {
     let pets = Arc::new(pets);
 
     let mut rows: Vec<Row> = Vec::new();
-    rows.extend(row("ceiling: bare axum route", pid, connections, seconds, move |_, _| get(ceiling_url.clone(), None)).await);
+    rows.extend(
+        row("ceiling: bare axum route", pid, connections, seconds, move |_, _| get(ceiling_url.clone(), None)).await,
+    );
     {
         let (base, key, pets) = (base.clone(), key.clone(), pets.clone());
         rows.extend(
@@ -336,13 +340,17 @@ async fn main() {
     {
         let (url, key) = (format!("{base}/api/v1/store/orders"), key.clone());
         rows.extend(
-            row("POST /api/v1/store/orders, one hot pet", pid, connections, seconds, move |_, _| order(&url, &key, hot))
-                .await,
+            row("POST /api/v1/store/orders, one hot pet", pid, connections, seconds, move |_, _| {
+                order(&url, &key, hot)
+            })
+            .await,
         );
     }
     {
         let base = base.clone();
-        rows.extend(row("SSR catalog page /", pid, connections, seconds, move |_, _| get(format!("{base}/"), None)).await);
+        rows.extend(
+            row("SSR catalog page /", pid, connections, seconds, move |_, _| get(format!("{base}/"), None)).await,
+        );
     }
     {
         let (base, pets) = (base.clone(), pets.clone());
@@ -363,7 +371,9 @@ async fn main() {
     // The table.
     let ceiling = rows[0].outcome;
     println!();
-    println!("{connections} connections, {seconds} s a row after 1 s of warm-up; {PETS} pets in {CATEGORIES} categories");
+    println!(
+        "{connections} connections, {seconds} s a row after 1 s of warm-up; {PETS} pets in {CATEGORIES} categories"
+    );
     println!(
         "{:<42} {:>10} {:>8} {:>9} {:>9} {:>8} {:>6}",
         "row", "req/s", "ceiling", "p50 ms", "p99 ms", "errors", "5xx"
@@ -383,20 +393,35 @@ async fn main() {
     }
     let startup_ms = startup.as_secs_f64() * 1000.0;
     println!();
-    println!("start to first 200: {startup_ms:.0} ms over the seeded catalog ({:.0} ms on an empty file)", first_startup.as_secs_f64() * 1000.0);
+    println!(
+        "start to first 200: {startup_ms:.0} ms over the seeded catalog ({:.0} ms on an empty file)",
+        first_startup.as_secs_f64() * 1000.0
+    );
     println!("resident memory: {rss_idle:.1} MiB idle, {rss_load:.1} MiB at most under load");
     println!("release WASM: {} KiB raw, {} KiB gzip -9", wasm_raw / 1024, wasm_gzip / 1024);
-    println!("catalog page: {} KiB of HTML ({} KiB as sent compressed)", html_raw / 1024, html_sent / 1024);
-    println!("first visit to the catalog: {visit_requests} requests, {} KiB", visit_bytes / 1024);
+    println!("catalog page: {html_raw} bytes of HTML ({html_sent} bytes as sent compressed)");
+    println!("first visit to the catalog: {visit_requests} requests, {visit_bytes} bytes (compressed)");
 
     // The budgets (docs/PERFORMANCE.md).
     let find = |prefix: &str| rows.iter().find(|r| r.name.starts_with(prefix)).map(|r| r.outcome);
     let judge = |prefix: &str, test: &dyn Fn(Outcome) -> bool| find(prefix).map(test);
     let budgets: Vec<(&str, Option<bool>)> = vec![
-        ("GET /pets/{petId} ≥ 50 % of the ceiling's req/s", judge("GET /api/v1/pets/", &|o| o.per_second() >= 0.5 * ceiling.per_second())),
-        ("GET /pets/{petId} p99 ≤ 2 × the ceiling's p99", judge("GET /api/v1/pets/", &|o| o.p99_us <= 2 * ceiling.p99_us)),
-        ("GET /pets?limit=20 ≥ 30 % of the ceiling's req/s", judge("GET /api/v1/pets?", &|o| o.per_second() >= 0.3 * ceiling.per_second())),
-        ("≥ 3,000 orders/s over distinct pets", judge("POST /api/v1/store/orders, distinct", &|o| o.per_second() >= 3000.0)),
+        (
+            "GET /pets/{petId} ≥ 50 % of the ceiling's req/s",
+            judge("GET /api/v1/pets/", &|o| o.per_second() >= 0.5 * ceiling.per_second()),
+        ),
+        (
+            "GET /pets/{petId} p99 ≤ 2 × the ceiling's p99",
+            judge("GET /api/v1/pets/", &|o| o.p99_us <= 2 * ceiling.p99_us),
+        ),
+        (
+            "GET /pets?limit=20 ≥ 30 % of the ceiling's req/s",
+            judge("GET /api/v1/pets?", &|o| o.per_second() >= 0.3 * ceiling.per_second()),
+        ),
+        (
+            "≥ 3,000 orders/s over distinct pets",
+            judge("POST /api/v1/store/orders, distinct", &|o| o.per_second() >= 3000.0),
+        ),
         ("no 5xx in any row", Some(rows.iter().all(|r| r.outcome.server_errors == 0))),
         ("SSR catalog p50 < 5 ms", judge("SSR catalog", &|o| o.p50_us < 5_000)),
         ("start to first 200 < 300 ms", Some(startup_ms < 300.0)),
@@ -466,7 +491,8 @@ fn cli_admin_key(bin: &Path, db: &Path) -> String {
 /// What the figures were measured on.
 fn machine() -> Value {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|m| m.trim_start_matches([' ', '\t', ':']));
+    let model =
+        cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|m| m.trim_start_matches([' ', '\t', ':']));
     json!({
         "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "cpu": model,

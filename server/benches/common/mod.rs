@@ -92,7 +92,8 @@ where
         latencies.extend(worker.await.unwrap());
     }
     latencies.sort_unstable();
-    let percentile = |p: usize| latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied();
+    let percentile =
+        |p: usize| latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied();
     Outcome {
         seconds: start.elapsed().as_secs_f64(),
         ok: counts[0].load(Ordering::Relaxed),
