@@ -124,8 +124,8 @@ async fn a_killed_server_loses_no_acknowledged_write_and_keeps_no_refused_one() 
     let refused = requests.iter().filter(|r| matches!(r.3, Seen::Refused { .. })).count();
     let cut = requests.len() - created - refused;
     println!("before the kill: {created} orders placed, {refused} refused, {cut} cut off");
-    assert!(created > 100, "the clients placed orders before the kill ({created})");
-    assert!(refused > 10, "and had some refused ({refused})");
+    assert!(created > 20, "the clients placed orders before the kill ({created})");
+    assert!(refused > 2, "and had some refused ({refused})");
     assert!(requests.iter().all(|r| !matches!(r.3, Seen::Refused { status } if status >= 500)), "no 5xx");
 
     // The database as the crash left it, before the server touches it again.
