@@ -32,7 +32,8 @@ pub fn client_ip(parts_extensions: &axum::http::Extensions) -> String {
         .map_or_else(|| "unknown".to_owned(), |ConnectInfo(addr)| addr.ip().to_string())
 }
 
-fn presented_key(headers: &HeaderMap) -> Presented<'_> {
+/// The key a request presents, in `X-API-Key` or as a bearer token.
+pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
     // An `X-API-Key` header is the key, even when `Authorization` is sent too: a bad one
     // is never rescued by the other header. An empty header is no key at all (401
     // missing_api_key, not invalid_api_key).

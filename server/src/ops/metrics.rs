@@ -2,14 +2,15 @@
 //! `metrics` facade (here for HTTP, in the services for orders and rate limits); gauges
 //! that the database or the limiter already know are read at scrape time.
 //!
-//! `/metrics` needs an admin key (`Authorization: Bearer …`, as Prometheus sends with
-//! `authorization: {credentials: …}`) but is not rate-limited.
+//! `/metrics` needs an admin key (`Authorization: Bearer …` as Prometheus sends with
+//! `authorization: {credentials: …}`, or `X-API-Key`), read as the API reads it, but
+//! is not rate-limited.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use app::model::Role;
-use app::services::auth::{self, Presented};
+use app::services::auth;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
@@ -80,11 +81,7 @@ pub async fn record(request: Request, next: Next) -> Response {
 
 /// `GET /metrics`: the Prometheus text format.
 pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let key = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map_or(Presented::Nothing, |key| Presented::Key(key.trim()));
+    let key = crate::api::auth::presented_key(&headers);
     let caller = state.auth.authenticate(key).await.and_then(|caller| auth::require(caller, Role::Admin));
     if let Err(err) = caller {
         return err.into_response();
