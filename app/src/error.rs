@@ -121,6 +121,14 @@ impl AppError {
         AppError::new(ErrorCode::ValidationFailed, format!("{field}: {problem}"))
     }
 
+    /// The field a validation error is about (its message starts with `field: `).
+    pub fn field(&self) -> Option<&str> {
+        if self.code != ErrorCode::ValidationFailed {
+            return None;
+        }
+        self.message.split_once(": ").map(|(field, _)| field).filter(|f| !f.contains(' '))
+    }
+
     /// A 429 with its `Retry-After`.
     pub fn too_many(code: ErrorCode, message: impl Into<String>, retry_after: i64) -> AppError {
         AppError { retry_after: Some(retry_after.max(1)), ..AppError::new(code, message) }

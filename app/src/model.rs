@@ -195,6 +195,30 @@ pub struct CategorySummary {
     pub pet_count: i64,
 }
 
+/// How many pets have a status, and how many units they hold, for the dashboard.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatusStock {
+    pub status: PetStatus,
+    pub pets: i64,
+    pub units: i64,
+}
+
+/// API requests per minute over the last hour (oldest first), for the dashboard.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrafficSeries {
+    /// The key the series is for; `None` for the API as a whole.
+    pub key_id: Option<i64>,
+    /// What the chart calls it (the key's name).
+    pub label: String,
+    pub per_minute: Vec<u32>,
+}
+
+impl TrafficSeries {
+    pub fn total(&self) -> u64 {
+        self.per_minute.iter().map(|&n| u64::from(n)).sum()
+    }
+}
+
 /// The filters of a pet listing, as the REST API and the catalog page accept them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PetFilter {

@@ -11,6 +11,7 @@ use app::db::Pool;
 use app::services::auth::Authenticator;
 use app::services::clock::Clock;
 use app::services::limits::RateLimiter;
+use app::services::traffic::Traffic;
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
@@ -25,6 +26,8 @@ pub struct AppState {
     pub clock: Clock,
     pub auth: Authenticator,
     pub limiter: Arc<RateLimiter>,
+    /// The last hour's API requests per minute, for the staff dashboard.
+    pub traffic: Arc<Traffic>,
 }
 
 impl AppState {
@@ -34,6 +37,7 @@ impl AppState {
         Ok(AppState {
             auth: Authenticator::new(pool.clone(), clock.clone()),
             limiter: Arc::new(limiter),
+            traffic: Arc::new(Traffic::new(clock.clone())),
             pool,
             config: Arc::new(config),
             clock,
@@ -45,7 +49,15 @@ impl AppState {
 /// operator's endpoints, inside the layers of `ops::wrap`.
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
-    let context = (state.pool.clone(), state.auth.clone(), state.clock.clone(), state.limiter.clone());
+    let reference = Arc::new(app::reference::ApiReference::build(&api::openapi::document(&state.config)));
+    let context = (
+        state.pool.clone(),
+        state.auth.clone(),
+        state.clock.clone(),
+        state.limiter.clone(),
+        state.traffic.clone(),
+        reference,
+    );
     let request_timeout = state.config.request_timeout;
     let router = Router::new()
         .merge(ops::routes(state.clone()))
@@ -61,6 +73,8 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
                 provide_context(context.1.clone());
                 provide_context(context.2.clone());
                 provide_context(context.3.clone());
+                provide_context(context.4.clone());
+                provide_context(context.5.clone());
             },
             {
                 let leptos_options = leptos_options.clone();

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod categories;
 pub mod clock;
+pub mod dashboard;
 pub mod demo;
 pub mod inventory;
 pub mod keys;
@@ -13,4 +14,5 @@ pub mod paging;
 pub mod pets;
 pub mod rules;
 pub mod sessions;
+pub mod traffic;
 pub mod validate;

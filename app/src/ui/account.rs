@@ -75,7 +75,7 @@ pub fn SignUpPage() -> impl IntoView {
 
 /// The secret, shown this once, with a copy button.
 #[component]
-fn NewKey(key: String) -> impl IntoView {
+pub fn NewKey(key: String) -> impl IntoView {
     let copied = RwSignal::new(false);
     let to_copy = key.clone();
     let copy = move |_| {

@@ -1,24 +1,28 @@
 //! The storefront: the HTML shell, the router and the pages.
 
-mod account;
+pub(crate) mod account;
 mod admin;
 mod catalog;
 mod categories;
+mod docs;
 mod orders;
 mod pet;
 mod widgets;
 
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
-use leptos_router::components::{A, Route, Router, Routes};
+use leptos_router::components::{A, ParentRoute, Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use crate::model::Role;
 use crate::server_fns::viewer;
 use account::{AccountActions, SignInPage, SignOutButton, SignUpPage};
-use admin::AdminPage;
+use admin::{
+    CategoriesConsole, ConsoleLayout, DashboardPage, InventoryConsole, KeysConsole, PetEditor, PetsConsole,
+};
 use catalog::CatalogPage;
 use categories::CategoriesPage;
+use docs::DocsPage;
 use orders::OrdersPage;
 use pet::PetPage;
 
@@ -100,7 +104,7 @@ pub fn App() -> impl IntoView {
                     </A>
                     <A href="/" exact=true>"Catalog"</A>
                     <A href="/categories">"Categories"</A>
-                    <a href="/api/v1/openapi.json">"API"</a>
+                    <A href="/docs">"API docs"</A>
                     <Transition>
                         {move || Suspend::new(async move {
                             match who.await.ok().flatten() {
@@ -129,8 +133,17 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/categories") view=CategoriesPage ssr=SsrMode::Async/>
                     <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/sign-up") view=SignUpPage ssr=SsrMode::Async/>
-                    <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async/>
                     <Route path=path!("/orders") view=OrdersPage ssr=SsrMode::Async/>
+                    <Route path=path!("/docs") view=DocsPage ssr=SsrMode::Async/>
+                    <ParentRoute path=path!("/admin") view=ConsoleLayout ssr=SsrMode::Async>
+                        <Route path=path!("") view=DashboardPage ssr=SsrMode::Async/>
+                        <Route path=path!("pets") view=PetsConsole ssr=SsrMode::Async/>
+                        <Route path=path!("pets/:id") view=PetEditor ssr=SsrMode::Async/>
+                        <Route path=path!("categories") view=CategoriesConsole ssr=SsrMode::Async/>
+                        <Route path=path!("inventory") view=InventoryConsole ssr=SsrMode::Async/>
+                        <Route path=path!("orders") view=OrdersPage ssr=SsrMode::Async/>
+                        <Route path=path!("keys") view=KeysConsole ssr=SsrMode::Async/>
+                    </ParentRoute>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::{use_location, use_query_map};
 
 use super::widgets::{ErrorNotice, set_status};
 use crate::error::ErrorCode;
@@ -14,7 +15,14 @@ use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
 pub fn OrdersPage() -> impl IntoView {
     let cancel = ServerAction::<CancelOrder>::new();
     let complete = ServerAction::<CompleteOrder>::new();
-    let orders = Resource::new(move || (cancel.version().get(), complete.version().get()), |_| list_orders());
+    // Filters from the address (`?complete=false&petId=3`), as on `GET /store/orders`.
+    let query = use_query_map();
+    let filters = Memo::new(move |_| (query.read().get("complete"), query.read().get("petId")));
+    let orders = Resource::new(
+        move || (filters.get(), cancel.version().get(), complete.version().get()),
+        |((complete, pet_id), _, _)| list_orders(complete, pet_id),
+    );
+    let location = use_location();
     let who = Resource::new(|| (), |_| viewer());
     let failure = move || match (cancel.value().get(), complete.value().get()) {
         (Some(Err(error)), _) | (_, Some(Err(error))) => Some(view! { <ErrorNotice error/> }),
@@ -29,9 +37,10 @@ pub fn OrdersPage() -> impl IntoView {
                 match orders.await {
                     Ok(list) => view! {
                         <h1>{if staff { "All orders" } else { "My orders" }}</h1>
+                        <OrderFilters action=location.pathname.get_untracked() filters=filters.get_untracked()/>
                         {failure}
                         {if list.is_empty() {
-                            view! { <p class="empty">"No orders yet. " <a href="/">"Browse the catalog"</a></p> }.into_any()
+                            view! { <p class="empty">"No orders here. " <a href="/">"Browse the catalog"</a></p> }.into_any()
                         } else {
                             view! {
                                 <table class="table orders">
@@ -83,5 +92,27 @@ pub fn OrdersPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// Open or complete, and one pet: a plain GET form, so it works without JavaScript.
+#[component]
+fn OrderFilters(action: String, filters: (Option<String>, Option<String>)) -> impl IntoView {
+    let (complete, pet_id) = filters;
+    let chosen = move |value: &str| complete.as_deref().unwrap_or("") == value;
+    view! {
+        <form class="filters" method="get" action=action role="search" aria-label="Filter orders">
+            <label>"State"
+                <select name="complete">
+                    <option value="" selected=chosen("")>"Any"</option>
+                    <option value="false" selected=chosen("false")>"Open"</option>
+                    <option value="true" selected=chosen("true")>"Completed"</option>
+                </select>
+            </label>
+            <label>"Pet id"
+                <input type="number" name="petId" min="1" value=pet_id.unwrap_or_default()/>
+            </label>
+            <button type="submit">"Apply"</button>
+        </form>
     }
 }

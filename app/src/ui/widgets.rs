@@ -46,7 +46,7 @@ pub fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, Option<String>
     if encoded.is_empty() { String::new() } else { format!("?{}", encoded.join("&")) }
 }
 
-fn encode(value: &str) -> String {
+pub fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         match byte {

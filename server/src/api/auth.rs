@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use app::error::{AppError, ErrorCode};
 use app::model::{Caller, Limits, Plan, Role};
 use app::services::auth::{self, Presented};
+use app::services::sessions;
 use app::services::limits::{Verdict, WindowState};
 use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -54,9 +55,26 @@ pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
     }
 }
 
+/// The storefront's session token, when a request with no key comes from one of this
+/// site's own pages (the docs page's try-it panel uses the signed-in user's key so).
+/// Only a browser's own `Sec-Fetch-Site: same-origin` counts: another site's page can
+/// neither set nor forge it, so it cannot spend a shopper's session.
+fn browser_session(headers: &HeaderMap) -> Option<&str> {
+    let same_origin = headers.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"same-origin");
+    let cookie = headers.get(header::COOKIE)?.to_str().ok()?;
+    same_origin.then(|| sessions::token_from_cookie_header(cookie)).flatten()
+}
+
 /// The layer in front of every API route (fallbacks included).
 pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let authenticated = state.auth.authenticate(presented_key(request.headers())).await;
+    let authenticated = match presented_key(request.headers()) {
+        Presented::Nothing => match browser_session(request.headers()) {
+            Some(token) => sessions::caller(&state.pool, state.clock.now(), token).await,
+            None => Ok(None),
+        },
+        key => state.auth.authenticate(key).await,
+    };
+    state.traffic.record(authenticated.as_ref().ok().and_then(|c| c.map(|c| c.key_id)));
     let (subject, limits) = match &authenticated {
         Ok(Some(caller)) => (format!("key:{}", caller.key_id), caller.limits),
         // No key, or one that does not work: the client IP, at the Free plan's numbers.

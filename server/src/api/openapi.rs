@@ -75,6 +75,17 @@ const PUBLIC: &[&str] = &["getOpenApiDocument"];
 
 /// The documented routes of the API and the document describing them.
 pub fn routes(config: &Config) -> Router<AppState> {
+    let (router, document) = documented(config);
+    let json = serde_json::to_string(&document).expect("the OpenAPI document serializes");
+    router.layer(Extension(OpenApiJson(Arc::from(json))))
+}
+
+/// The document `GET /openapi.json` serves, as JSON (the docs page is drawn from it).
+pub fn document(config: &Config) -> serde_json::Value {
+    serde_json::to_value(documented(config).1).expect("the OpenAPI document serializes")
+}
+
+fn documented(config: &Config) -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(pets::list_pets, pets::create_pet))
         .routes(routes!(pets::get_pet, pets::replace_pet, pets::delete_pet))
@@ -89,8 +100,7 @@ pub fn routes(config: &Config) -> Router<AppState> {
         .routes(routes!(openapi_json))
         .split_for_parts();
     annotate(&mut document, config);
-    let json = serde_json::to_string(&document).expect("the OpenAPI document serializes");
-    router.layer(Extension(OpenApiJson(Arc::from(json))))
+    (router, document)
 }
 
 #[derive(Clone)]
@@ -120,7 +130,9 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
             }
             if method == "get" && path == "/pets/{petId}" {
                 operation.deprecated = Some(Deprecated::True);
-                extensions = extensions.add("x-sunset", sunset.clone());
+                extensions = extensions
+                    .add("x-sunset", sunset.clone())
+                    .add("x-successor", "GET /pets?ids={petId}");
             }
             operation.extensions.get_or_insert_with(Default::default).merge(extensions.build());
             if !PUBLIC.contains(&id.as_str()) {

@@ -7,11 +7,16 @@ use leptos::prelude::*;
 use crate::error::AppError;
 use crate::model::{CategorySummary, Page, PetCard};
 
+pub mod docs;
+pub mod staff;
+
+pub use staff::*;
+
 /// Cards per catalog page.
 pub const CATALOG_PAGE_SIZE: u32 = 12;
 
 #[cfg(feature = "ssr")]
-fn pool() -> Result<crate::db::Pool, AppError> {
+pub(crate) fn pool() -> Result<crate::db::Pool, AppError> {
     use_context::<crate::db::Pool>().ok_or_else(|| AppError::internal("server function", "no database pool in context"))
 }
 
@@ -40,15 +45,8 @@ pub async fn categories() -> Result<Vec<CategorySummary>, AppError> {
     crate::services::categories::summaries(&pool()?).await
 }
 
-/// A key as the staff page lists it, with today's request count.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct KeyUsage {
-    pub key: crate::model::ApiKey,
-    pub used_today: i64,
-}
-
 #[cfg(feature = "ssr")]
-mod session {
+pub(crate) mod session {
     use axum::http::{HeaderMap, HeaderValue, header};
     use leptos::prelude::*;
 
@@ -148,21 +146,6 @@ pub async fn sign_out() -> Result<(), AppError> {
     Ok(())
 }
 
-/// Every key with today's usage: staff only, by the same role rule as the REST API.
-#[server(prefix = "/_app", endpoint = "admin_keys")]
-pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
-    use crate::model::Role;
-    use crate::services::{auth, keys, limits::RateLimiter};
-    auth::require(session::caller().await?, Role::Admin)?;
-    let limiter = use_context::<std::sync::Arc<RateLimiter>>()
-        .ok_or_else(|| AppError::internal("server function", "no limiter"))?;
-    let rows = keys::list_all(&pool()?).await?;
-    Ok(rows
-        .iter()
-        .map(|row| KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) })
-        .collect())
-}
-
 /// An order as the storefront lists it, with its pet's name.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OrderView {
@@ -171,7 +154,7 @@ pub struct OrderView {
 }
 
 #[cfg(feature = "ssr")]
-async fn signed_in(role: crate::model::Role) -> Result<crate::model::Caller, AppError> {
+pub(crate) async fn signed_in(role: crate::model::Role) -> Result<crate::model::Caller, AppError> {
     crate::services::auth::require(session::caller().await?, role)
 }
 
@@ -190,17 +173,19 @@ pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Ord
     .await
 }
 
-/// The signed-in shopper's orders, or every order for staff, newest first.
+/// The signed-in shopper's orders, or every order for staff, newest first; the
+/// filters are the raw values of `GET /store/orders`'s (`complete`, `petId`).
 #[server(prefix = "/_app", endpoint = "orders")]
-pub async fn list_orders() -> Result<Vec<OrderView>, AppError> {
-    use crate::model::{OrderFilter, PetFilter, Role};
-    use crate::services::{orders, paging::PageRequest, pets};
+pub async fn list_orders(complete: Option<String>, pet_id: Option<String>) -> Result<Vec<OrderView>, AppError> {
+    use crate::model::{PetFilter, Role};
+    use crate::services::{orders, paging::PageRequest, pets, validate};
     let caller = signed_in(Role::Customer).await?;
+    let filter = validate::order_filter(complete.as_deref(), pet_id.as_deref())?;
     let pool = pool()?;
     let mut page = PageRequest { limit: 100, after: 0 };
     let mut views = Vec::new();
     loop {
-        let found = orders::list(&pool, caller, &OrderFilter::default(), page).await?;
+        let found = orders::list(&pool, caller, &filter, page).await?;
         // One query for the names of this page's pets (at most 100 ids, the filter's cap).
         let mut ids: Vec<i64> = found.items.iter().map(|order| order.pet_id).collect();
         ids.sort_unstable();

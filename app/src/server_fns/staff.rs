@@ -1,0 +1,209 @@
+//! The staff console's server functions. Every one checks for an admin session first,
+//! with the same role rule as the REST API, so the console is refused on the server and
+//! not merely hidden. Each is a thin call into the service layer.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+use crate::model::{ApiKey, Category, CreatedApiKey, Page, Pet, PetCard, StatusStock, TrafficSeries};
+
+#[cfg(feature = "ssr")]
+use super::{pool, session};
+
+/// Rows per page of the inventory table.
+pub const INVENTORY_PAGE_SIZE: u32 = 100;
+/// Keys drawn beside the whole API on the dashboard.
+pub const BUSIEST_KEYS: usize = 3;
+
+/// A key as the console lists it, with today's request count.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KeyUsage {
+    pub key: ApiKey,
+    pub used_today: i64,
+}
+
+/// What the dashboard draws.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Dashboard {
+    pub stock: Vec<StatusStock>,
+    /// Orders placed in each UTC hour of today (24 counts).
+    pub orders_per_hour: Vec<i64>,
+    /// The UTC hour now (0 to 23): later hours have not happened yet.
+    pub hour_now: u32,
+    /// API requests per minute over the last hour, the whole API.
+    pub api: TrafficSeries,
+    /// The same for the busiest keys of the hour.
+    pub busiest: Vec<TrafficSeries>,
+}
+
+#[cfg(feature = "ssr")]
+async fn staff() -> Result<crate::model::Caller, AppError> {
+    super::signed_in(crate::model::Role::Admin).await
+}
+
+#[cfg(feature = "ssr")]
+fn from_context<T: Clone + Send + Sync + 'static>(what: &str) -> Result<T, AppError> {
+    use_context::<T>().ok_or_else(|| AppError::internal("server function", format!("no {what} in context")))
+}
+
+/// A form's id field: a positive integer, or a validation error naming `field`.
+#[cfg(feature = "ssr")]
+fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
+    raw.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| AppError::validation(field, "choose one"))
+}
+
+/// A form's whole number in `min..=max`, or a validation error naming `field`.
+#[cfg(feature = "ssr")]
+fn form_number(field: &str, raw: &str, min: i64, max: i64) -> Result<i64, AppError> {
+    raw.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| AppError::validation(field, format!("must be a whole number from {min} to {max}")))
+}
+
+/// One of an enum's names, or a validation error naming `field`.
+#[cfg(feature = "ssr")]
+fn form_name<T: serde::de::DeserializeOwned>(field: &str, raw: &str) -> Result<T, AppError> {
+    serde_json::from_value(serde_json::Value::String(raw.trim().to_owned()))
+        .map_err(|err| AppError::validation(field, err.to_string()))
+}
+
+#[server(prefix = "/_app", endpoint = "staff_dashboard")]
+pub async fn load_dashboard() -> Result<Dashboard, AppError> {
+    use crate::services::{dashboard, keys, traffic::Traffic};
+    staff().await?;
+    let pool = pool()?;
+    let now = session::clock().now();
+    let traffic = from_context::<std::sync::Arc<Traffic>>("traffic")?;
+    let (api, mut busiest) = traffic.last_hour(BUSIEST_KEYS);
+    for series in &mut busiest {
+        if let Some(id) = series.key_id {
+            series.label = match keys::get(&pool, id).await {
+                Ok(row) => format!("{} (key {id})", row.name),
+                Err(_) => format!("key {id}"),
+            };
+        }
+    }
+    Ok(Dashboard {
+        stock: dashboard::stock_by_status(&pool).await?,
+        orders_per_hour: dashboard::orders_per_hour_today(&pool, now).await?,
+        hour_now: u32::try_from(now.rem_euclid(86_400) / 3_600).unwrap_or(0),
+        api,
+        busiest,
+    })
+}
+
+/// Creates a pet (no `id`) or replaces one, by the rules of `POST`/`PUT /pets`. An
+/// empty `status` keeps the pet's status (or makes a new one `available`).
+#[server(prefix = "/_app", endpoint = "staff_save_pet")]
+pub async fn save_pet(
+    id: Option<i64>,
+    name: String,
+    category_id: String,
+    status: Option<String>,
+) -> Result<Pet, AppError> {
+    use crate::model::NewPet;
+    use crate::services::pets;
+    staff().await?;
+    let status = status.filter(|s| !s.is_empty()).map(|s| form_name("status", &s)).transpose()?;
+    let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status };
+    match id {
+        Some(id) => pets::replace(&pool()?, id, new).await,
+        None => pets::create(&pool()?, new).await,
+    }
+}
+
+#[server(prefix = "/_app", endpoint = "staff_delete_pet")]
+pub async fn delete_pet(id: i64) -> Result<(), AppError> {
+    staff().await?;
+    crate::services::pets::delete(&pool()?, id).await?;
+    leptos_axum::redirect("/admin/pets");
+    Ok(())
+}
+
+/// Creates a category (no `id`) or renames and describes one.
+#[server(prefix = "/_app", endpoint = "staff_save_category")]
+pub async fn save_category(id: Option<i64>, name: String, description: Option<String>) -> Result<Category, AppError> {
+    use crate::model::NewCategory;
+    use crate::services::categories;
+    staff().await?;
+    let new = NewCategory { name, description: description.filter(|d| !d.trim().is_empty()) };
+    match id {
+        Some(id) => categories::replace(&pool()?, id, new).await,
+        None => categories::create(&pool()?, new).await,
+    }
+}
+
+#[server(prefix = "/_app", endpoint = "staff_delete_category")]
+pub async fn delete_category(id: i64) -> Result<(), AppError> {
+    staff().await?;
+    crate::services::categories::delete(&pool()?, id).await
+}
+
+/// One page of every pet's stock and status, by id.
+#[server(prefix = "/_app", endpoint = "staff_inventory")]
+pub async fn inventory(cursor: Option<String>) -> Result<Page<PetCard>, AppError> {
+    use crate::model::PetFilter;
+    use crate::services::{paging::PageRequest, pets};
+    staff().await?;
+    let page = PageRequest { limit: INVENTORY_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
+    pets::list_cards(&pool()?, &PetFilter::default(), page).await
+}
+
+/// Sets a pet's stock, by the rules of `PUT /store/inventory/{petId}`.
+#[server(prefix = "/_app", endpoint = "staff_set_stock")]
+pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::InventoryItem, AppError> {
+    use crate::model::InventoryUpdate;
+    staff().await?;
+    let quantity = form_number("quantity", &quantity, 0, 1_000_000)?;
+    crate::services::inventory::set(&pool()?, pet_id, InventoryUpdate { quantity }).await
+}
+
+/// Every key with today's usage.
+#[server(prefix = "/_app", endpoint = "admin_keys")]
+pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
+    use crate::services::{keys, limits::RateLimiter};
+    staff().await?;
+    let limiter = from_context::<std::sync::Arc<RateLimiter>>("limiter")?;
+    let rows = keys::list_all(&pool()?).await?;
+    Ok(rows
+        .iter()
+        .map(|row| KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) })
+        .collect())
+}
+
+/// Creates a key as an admin's `POST /keys` does; the limits count only for Enterprise.
+#[server(prefix = "/_app", endpoint = "staff_create_key")]
+pub async fn create_key(
+    name: String,
+    role: String,
+    plan: String,
+    per_minute: Option<String>,
+    per_day: Option<String>,
+) -> Result<CreatedApiKey, AppError> {
+    use crate::model::{Limits, NewApiKey, Plan};
+    staff().await?;
+    let plan: Plan = form_name("plan", &plan)?;
+    let limits = if plan == Plan::Enterprise {
+        let per_minute = form_number("perMinute", per_minute.as_deref().unwrap_or(""), 1, u32::MAX.into())?;
+        let per_day = form_number("perDay", per_day.as_deref().unwrap_or(""), 1, u32::MAX.into())?;
+        Some(Limits { per_minute: per_minute as u32, per_day: per_day as u32 })
+    } else {
+        None
+    };
+    let new = NewApiKey { name, role: form_name("role", &role)?, plan, limits };
+    crate::services::keys::create(&pool()?, session::clock().now(), new).await
+}
+
+/// Revokes a key: its next API call fails and its browser sessions end.
+#[server(prefix = "/_app", endpoint = "staff_revoke_key")]
+pub async fn revoke_key(id: i64) -> Result<ApiKey, AppError> {
+    use crate::services::auth::Authenticator;
+    staff().await?;
+    Ok(from_context::<Authenticator>("authenticator")?.revoke(id).await?.to_api())
+}

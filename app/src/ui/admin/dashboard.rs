@@ -1,0 +1,87 @@
+//! The dashboard: stock by status, orders per hour today, and API requests per minute
+//! over the last hour, for the whole API and the busiest keys.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::charts::{BarChart, LineChart};
+use crate::model::TrafficSeries;
+use crate::server_fns::load_dashboard;
+use crate::ui::widgets::ErrorNotice;
+
+#[component]
+pub fn DashboardPage() -> impl IntoView {
+    let figures = Resource::new(|| (), |_| load_dashboard());
+    view! {
+        <Title text="Staff dashboard"/>
+        <h1>"Dashboard"</h1>
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let figures = match figures.await {
+                    Ok(figures) => figures,
+                    Err(error) => return view! { <ErrorNotice error/> }.into_any(),
+                };
+                let stock_summary = figures
+                    .stock
+                    .iter()
+                    .map(|s| format!("{}: {} pets, {} units", s.status, s.pets, s.units))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let stock_bars = figures
+                    .stock
+                    .iter()
+                    .map(|s| (format!("{} ({} units)", s.status, s.units), s.pets, s.status.as_str()))
+                    .collect();
+                let orders_today: i64 = figures.orders_per_hour.iter().sum();
+                let hour_now = figures.hour_now as usize;
+                let order_bars = figures
+                    .orders_per_hour
+                    .iter()
+                    .enumerate()
+                    .map(|(hour, &n)| {
+                        let label = if hour % 3 == 0 { format!("{hour:02}") } else { String::new() };
+                        (label, n, if hour == hour_now { "now" } else { "past" })
+                    })
+                    .collect();
+                view! {
+                    <div class="dashboard">
+                        <figure class="panel">
+                            <figcaption>"Pets by status"</figcaption>
+                            <BarChart bars=stock_bars summary=format!("Pets by status. {stock_summary}")/>
+                        </figure>
+                        <figure class="panel">
+                            <figcaption>{format!("Orders per hour today (UTC): {orders_today} so far")}</figcaption>
+                            <BarChart
+                                bars=order_bars
+                                summary=format!("Orders placed per hour today, UTC: {orders_today} in all; hour {hour_now} is now")
+                            />
+                        </figure>
+                        <TrafficFigure series=figures.api/>
+                        {figures.busiest.into_iter().map(|series| view! { <TrafficFigure series/> }).collect_view()}
+                    </div>
+                    {figures_empty_note(orders_today)}
+                }
+                .into_any()
+            })}
+        </Suspense>
+    }
+}
+
+fn figures_empty_note(orders_today: i64) -> Option<impl IntoView> {
+    (orders_today == 0).then(|| view! { <p class="meta">"No orders yet today."</p> })
+}
+
+#[component]
+fn TrafficFigure(series: TrafficSeries) -> impl IntoView {
+    let total = series.total();
+    let caption = match series.key_id {
+        None => format!("API requests per minute, last hour: {total} in all"),
+        Some(_) => format!("{}: {total} requests in the last hour", series.label),
+    };
+    view! {
+        <figure class="panel">
+            <figcaption>{caption.clone()}</figcaption>
+            <LineChart points=series.per_minute summary=caption first_label="60 min ago" last_label="now"/>
+        </figure>
+    }
+}

@@ -1,0 +1,96 @@
+//! The staff console under `/admin`: a dashboard, pets, categories, inventory, orders
+//! and keys. The layout lets only a signed-in admin through (during server rendering,
+//! with a 401 or 403 status), and every server function it calls checks the role again.
+//!
+//! Every form is an `ActionForm`: a plain POST without JavaScript (the server sends the
+//! browser back to the page), an update in place with it.
+
+mod categories;
+mod charts;
+mod dashboard;
+mod inventory;
+mod keys;
+mod pets;
+
+use leptos::prelude::*;
+use leptos_router::components::{A, Outlet};
+
+pub use categories::CategoriesConsole;
+pub use dashboard::DashboardPage;
+pub use inventory::InventoryConsole;
+pub use keys::KeysConsole;
+pub use pets::{PetEditor, PetsConsole};
+
+use super::widgets::{ErrorNotice, set_status};
+use crate::error::{AppError, ErrorCode};
+use crate::model::Role;
+use crate::server_fns::viewer;
+
+/// Around every console page: the console's own menu, or the refusal.
+#[component]
+pub fn ConsoleLayout() -> impl IntoView {
+    let who = Resource::new(|| (), |_| viewer());
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match who.await {
+                    Ok(Some(caller)) if caller.role == Role::Admin => view! {
+                        <nav class="console-nav" aria-label="Staff console">
+                            <A href="/admin" exact=true>"Dashboard"</A>
+                            <A href="/admin/pets">"Pets"</A>
+                            <A href="/admin/categories">"Categories"</A>
+                            <A href="/admin/inventory">"Inventory"</A>
+                            <A href="/admin/orders">"Orders"</A>
+                            <A href="/admin/keys">"Keys"</A>
+                        </nav>
+                        <Outlet/>
+                    }.into_any(),
+                    Ok(Some(_)) => refusal(AppError::new(ErrorCode::Forbidden, "not an admin key")),
+                    Ok(None) => refusal(AppError::new(ErrorCode::MissingApiKey, "not signed in")),
+                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// "Staff only", with the refusal's status (403 for a customer, 401 signed out).
+pub fn refusal(error: AppError) -> AnyView {
+    set_status(error.status);
+    view! {
+        <section class="notice notice-error" role="alert">
+            <h1>"Staff only"</h1>
+            <p>{if error.code == ErrorCode::Forbidden {
+                "Your key is a customer key; the staff console is for admin keys."
+            } else {
+                "Sign in with an admin key to use the staff console."
+            }}</p>
+            <p><a href="/sign-in">"Sign in"</a></p>
+        </section>
+    }
+    .into_any()
+}
+
+/// A form's outcome under it: the Error object's message (its field named first, as the
+/// API names it), or `done` once the last submission worked.
+#[component]
+pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
+    result: Signal<Option<Result<T, AppError>>>,
+    #[prop(into)] done: String,
+) -> impl IntoView {
+    move || match result.get() {
+        Some(Err(error)) => view! {
+            <p class="form-error" role="alert">
+                <strong>{error.code.as_str()}</strong>": "{error.message}
+            </p>
+        }
+        .into_any(),
+        Some(Ok(_)) => view! { <p class="form-done" role="status">{done.clone()}</p> }.into_any(),
+        None => ().into_any(),
+    }
+}
+
+/// Whether the last result is a validation error about `field` (to mark the input).
+pub fn invalid<T>(result: &Option<Result<T, AppError>>, field: &str) -> bool {
+    matches!(result, Some(Err(error)) if error.field() == Some(field))
+}

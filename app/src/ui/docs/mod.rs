@@ -1,0 +1,216 @@
+//! `/docs`: the API reference, drawn on the server from the live OpenAPI document, so
+//! it reads without JavaScript. With it, each operation gets a try-it panel.
+
+mod try_it;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::reference::{ApiReference, KeyNeed, OperationDoc, SchemaDoc};
+use crate::server_fns::docs::load_api_reference;
+use crate::server_fns::viewer;
+use crate::ui::widgets::ErrorNotice;
+use try_it::TryIt;
+
+/// An anchor id for an operation.
+fn anchor(operation: &OperationDoc) -> String {
+    format!("op-{}", operation.id)
+}
+
+#[component]
+pub fn DocsPage() -> impl IntoView {
+    let reference = Resource::new(|| (), |_| load_api_reference());
+    let who = Resource::new(|| (), |_| viewer());
+    view! {
+        <Title text="API reference"/>
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let signed_in = matches!(who.await, Ok(Some(_)));
+                match reference.await {
+                    Ok(reference) => view! { <Reference reference signed_in/> }.into_any(),
+                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Reference(reference: ApiReference, signed_in: bool) -> impl IntoView {
+    let contents = reference
+        .groups
+        .iter()
+        .map(|group| {
+            let links = group
+                .operations
+                .iter()
+                .map(|op| {
+                    view! {
+                        <li><a href=format!("#{}", anchor(op))>
+                            <span class=format!("method method-{}", op.method.to_lowercase())>{op.method.clone()}</span>
+                            " "{op.path.clone()}
+                        </a></li>
+                    }
+                })
+                .collect_view();
+            view! { <li>{group.tag.clone()}<ul>{links}</ul></li> }
+        })
+        .collect_view();
+    view! {
+        <div class="docs">
+            <nav class="docs-toc" aria-label="Operations">
+                <ul>
+                    <li><a href="#guide">"Guide"</a></li>
+                    {contents}
+                    <li><a href="#schemas">"Schemas"</a></li>
+                </ul>
+            </nav>
+            <div class="docs-body">
+                <h1>{format!("{} {}", reference.title, reference.version)}</h1>
+                <p>{reference.description}</p>
+                <p>"Base URL " <code>"/api/v1"</code> ". The machine-readable document: "
+                    <a href="/api/v1/openapi.json">"openapi.json"</a>"."</p>
+                <section id="guide" class="guide" aria-label="Guide" inner_html=reference.guide_html></section>
+                {reference.groups.into_iter().map(|group| view! {
+                    <section class="docs-group" aria-labelledby=format!("tag-{}", group.tag)>
+                        <h2 id=format!("tag-{}", group.tag)>{group.tag.clone()}</h2>
+                        <p>{group.description}</p>
+                        {group.operations.into_iter().map(|operation| view! { <Operation operation signed_in/> }).collect_view()}
+                    </section>
+                }).collect_view()}
+                <section id="schemas" aria-labelledby="schemas-title">
+                    <h2 id="schemas-title">"Schemas"</h2>
+                    {reference.schemas.into_iter().map(|schema| view! { <Schema schema/> }).collect_view()}
+                </section>
+            </div>
+        </div>
+    }
+}
+
+/// A type, linked to its schema when it names one.
+fn type_view(label: String) -> AnyView {
+    let plain = label.chars().next().is_some_and(char::is_lowercase) || label.contains(' ');
+    if plain {
+        view! { <code>{label}</code> }.into_any()
+    } else {
+        view! { <a href=format!("#schema-{label}")><code>{label.clone()}</code></a> }.into_any()
+    }
+}
+
+#[component]
+fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
+    let id = anchor(&operation);
+    let method_class = format!("method method-{}", operation.method.to_lowercase());
+    let key_note = match operation.key {
+        KeyNeed::Required => "Needs a key.",
+        KeyNeed::Optional => "A key is optional.",
+        KeyNeed::None => "Needs no key.",
+    };
+    let stability = operation.stability.clone();
+    let params = (!operation.params.is_empty()).then(|| {
+        view! {
+            <h4>"Parameters"</h4>
+            <table class="table compact">
+                <thead><tr><th scope="col">"Name"</th><th scope="col">"In"</th><th scope="col">"Type"</th><th scope="col">"Description"</th></tr></thead>
+                <tbody>
+                    {operation.params.iter().cloned().map(|p| view! {
+                        <tr>
+                            <td><code>{p.name}</code>{p.required.then_some(" (required)")}</td>
+                            <td>{p.location}</td>
+                            <td>{type_view(p.type_label)}</td>
+                            <td>{p.description}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        }
+    });
+    let body = operation.body.clone().map(|body| {
+        view! {
+            <h4>"Request body"</h4>
+            <p>{type_view(body.type_label)}" "{body.description}</p>
+        }
+    });
+    let responses = operation
+        .responses
+        .iter()
+        .cloned()
+        .map(|r| {
+            view! {
+                <tr>
+                    <td><code>{r.status}</code></td>
+                    <td>{r.description}</td>
+                    <td>{r.type_label.map(type_view)}</td>
+                    <td>{r.codes.into_iter().map(|c| view! { <code class="code">{c}</code>" " }).collect_view()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let panel = if operation.try_it {
+        view! { <TryIt operation=operation.clone() signed_in/> }.into_any()
+    } else {
+        view! {
+            <p class="notice try-it-hidden">"No try-it panel here (the document marks this operation \
+                x-hideTryItPanel): call it from your own client with your key."</p>
+        }
+        .into_any()
+    };
+    view! {
+        <article class="operation" id=id.clone() aria-labelledby=format!("{id}-title")>
+            <h3 id=format!("{id}-title")>
+                <span class=method_class>{operation.method.clone()}</span>" "
+                <code class="path">{format!("/api/v1{}", operation.path)}</code>" "
+                <span class="summary">{operation.summary.clone()}</span>
+            </h3>
+            <p class="badges">
+                <span class=format!("badge stability-{stability}")>{stability.clone()}</span>
+                {operation.deprecation.is_some().then(|| view! { <span class="badge badge-deprecated">"deprecated"</span> })}
+                " "<span class="meta">{key_note}</span>
+            </p>
+            {operation.deprecation.clone().map(|d| view! {
+                <div class="notice notice-warning" role="note">
+                    <strong>"Deprecated. "</strong>
+                    {d.sunset.map(|s| format!("It stops working on {s} (410 sunset from then on). "))}
+                    {d.successor.map(|s| view! { "Use " <code>{s}</code> " instead." })}
+                </div>
+            })}
+            <p class="description">{operation.description.clone()}</p>
+            {params}
+            {body}
+            <h4>"Responses"</h4>
+            <table class="table compact">
+                <thead><tr><th scope="col">"Status"</th><th scope="col">"Meaning"</th><th scope="col">"Body"</th><th scope="col">"Error codes"</th></tr></thead>
+                <tbody>{responses}</tbody>
+            </table>
+            {panel}
+        </article>
+    }
+}
+
+#[component]
+fn Schema(schema: SchemaDoc) -> impl IntoView {
+    view! {
+        <article class="schema" id=format!("schema-{}", schema.name) aria-labelledby=format!("schema-{}-title", schema.name)>
+            <h3 id=format!("schema-{}-title", schema.name)><code>{schema.name.clone()}</code></h3>
+            <p>{schema.description}</p>
+            {(!schema.values.is_empty()).then(|| view! {
+                <p>"One of: "{schema.values.join(", ")}</p>
+            })}
+            {(!schema.fields.is_empty()).then(|| view! {
+                <table class="table compact">
+                    <thead><tr><th scope="col">"Field"</th><th scope="col">"Type"</th><th scope="col">"Rules"</th><th scope="col">"Description"</th></tr></thead>
+                    <tbody>
+                        {schema.fields.into_iter().map(|f| view! {
+                            <tr>
+                                <td><code>{f.name}</code>{f.required.then_some(" (required)")}</td>
+                                <td>{type_view(f.type_label)}</td>
+                                <td>{f.constraints}</td>
+                                <td>{f.description}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            })}
+        </article>
+    }
+}
