@@ -54,7 +54,9 @@ test('staff sign in with a key and see every key with its usage', async ({ page 
   await expect(page.locator('.who')).toHaveText('Signed in (admin)');
   await page.getByRole('link', { name: 'Staff' }).click();
   await expect(page).toHaveURL(/\/admin$/);
-  await expect(page.locator('table')).toContainText('e2e staff');
+  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  await page.getByRole('navigation', { name: 'Staff console' }).getByRole('link', { name: 'Keys' }).click();
+  await expect(page.locator('table.keys')).toContainText('e2e staff');
 });
 
 test('signing in works without JavaScript', async ({ browser }) => {

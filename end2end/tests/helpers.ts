@@ -5,10 +5,14 @@ import * as path from 'node:path';
 /** Fails the test on any script error (a page that throws has not really hydrated) and
  *  on anything the Content-Security-Policy blocked. */
 export function failOnPageErrors(page: Page) {
+  // A Rust panic reaches the page as `unreachable`; its message went to the console
+  // just before (console_error_panic_hook), so report that too.
+  let lastConsoleError = '';
   page.on('pageerror', (error) => {
-    throw new Error(`page error: ${error.message}`);
+    throw new Error(`page error: ${error.message} (last console error: ${lastConsoleError || 'none'})`);
   });
   page.on('console', (message) => {
+    if (message.type() === 'error') lastConsoleError = message.text();
     if (message.type() === 'error' && /Content[ -]Security[ -]Policy/i.test(message.text())) {
       throw new Error(`CSP violation: ${message.text()}`);
     }

@@ -50,14 +50,26 @@ impl AppState {
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
     let reference = Arc::new(app::reference::ApiReference::build(&api::openapi::document(&state.config)));
-    let context = (
-        state.pool.clone(),
-        state.auth.clone(),
-        state.clock.clone(),
-        state.limiter.clone(),
-        state.traffic.clone(),
-        reference,
-    );
+    // What server functions and pages find with `use_context` (the 404 page included,
+    // whose header asks who is signed in).
+    let provide = {
+        let context = (
+            state.pool.clone(),
+            state.auth.clone(),
+            state.clock.clone(),
+            state.limiter.clone(),
+            state.traffic.clone(),
+            reference,
+        );
+        move || {
+            provide_context(context.0.clone());
+            provide_context(context.1.clone());
+            provide_context(context.2.clone());
+            provide_context(context.3.clone());
+            provide_context(context.4.clone());
+            provide_context(context.5.clone());
+        }
+    };
     let request_timeout = state.config.request_timeout;
     let router = Router::new()
         .merge(ops::routes(state.clone()))
@@ -65,23 +77,11 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
         // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
         // the storefront's HTML 404 page.
         .merge(api::outside_v1(state))
-        .leptos_routes_with_context(
-            &leptos_options,
-            routes,
-            move || {
-                provide_context(context.0.clone());
-                provide_context(context.1.clone());
-                provide_context(context.2.clone());
-                provide_context(context.3.clone());
-                provide_context(context.4.clone());
-                provide_context(context.5.clone());
-            },
-            {
-                let leptos_options = leptos_options.clone();
-                move || app::shell(leptos_options.clone())
-            },
-        )
-        .fallback(leptos_axum::file_and_error_handler(app::shell))
+        .leptos_routes_with_context(&leptos_options, routes, provide.clone(), {
+            let leptos_options = leptos_options.clone();
+            move || app::shell(leptos_options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
         .with_state(leptos_options);
     ops::wrap(router, request_timeout)
 }

@@ -8,7 +8,6 @@ use crate::reference::ApiReference;
 
 #[server(prefix = "/_app", endpoint = "api_reference")]
 pub async fn load_api_reference() -> Result<ApiReference, AppError> {
-    let reference = use_context::<std::sync::Arc<ApiReference>>()
-        .ok_or_else(|| AppError::internal("server function", "no API reference in context"))?;
+    let reference = super::call::service::<std::sync::Arc<ApiReference>>("API reference")?;
     Ok(ApiReference::clone(&reference))
 }

@@ -16,9 +16,7 @@ pub use staff::*;
 pub const CATALOG_PAGE_SIZE: u32 = 12;
 
 #[cfg(feature = "ssr")]
-pub(crate) fn pool() -> Result<crate::db::Pool, AppError> {
-    use_context::<crate::db::Pool>().ok_or_else(|| AppError::internal("server function", "no database pool in context"))
-}
+pub(crate) mod call;
 
 /// One page of the catalog. The arguments are the page's raw query values, so a bad
 /// one gets the same 422 message as on the REST API.
@@ -32,82 +30,23 @@ pub async fn catalog(
     use crate::services::{paging::PageRequest, pets, validate};
     let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?;
     let page = PageRequest { limit: CATALOG_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    pets::list_cards(&pool()?, &filter, page).await
+    pets::list_cards(&call::Call::new()?.pool, &filter, page).await
 }
 
 #[server(prefix = "/_app", endpoint = "pet")]
 pub async fn pet(id: i64) -> Result<PetCard, AppError> {
-    crate::services::pets::card(&pool()?, id).await
+    crate::services::pets::card(&call::Call::new()?.pool, id).await
 }
 
 #[server(prefix = "/_app", endpoint = "categories")]
 pub async fn categories() -> Result<Vec<CategorySummary>, AppError> {
-    crate::services::categories::summaries(&pool()?).await
-}
-
-#[cfg(feature = "ssr")]
-pub(crate) mod session {
-    use axum::http::{HeaderMap, HeaderValue, header};
-    use leptos::prelude::*;
-
-    use crate::error::AppError;
-    use crate::model::Caller;
-    use crate::services::clock::Clock;
-    use crate::services::sessions;
-
-    pub fn clock() -> Clock {
-        use_context::<Clock>().unwrap_or_default()
-    }
-
-    async fn token() -> Option<String> {
-        let headers: HeaderMap = leptos_axum::extract().await.ok()?;
-        let cookie = headers.get(header::COOKIE)?.to_str().ok()?;
-        sessions::token_from_cookie_header(cookie).map(str::to_owned)
-    }
-
-    /// The signed-in caller, from the session cookie.
-    pub async fn caller() -> Result<Option<Caller>, AppError> {
-        match token().await {
-            Some(token) => sessions::caller(&super::pool()?, clock().now(), &token).await,
-            None => Ok(None),
-        }
-    }
-
-    pub async fn start(key_id: i64) -> Result<(), AppError> {
-        let token = sessions::start(&super::pool()?, clock().now(), key_id).await?;
-        set_cookie(&sessions::cookie(Some(&token)));
-        Ok(())
-    }
-
-    pub async fn end() -> Result<(), AppError> {
-        if let Some(token) = token().await {
-            sessions::end(&super::pool()?, &token).await?;
-        }
-        set_cookie(&sessions::cookie(None));
-        Ok(())
-    }
-
-    fn set_cookie(value: &str) {
-        if let (Some(response), Ok(value)) =
-            (use_context::<leptos_axum::ResponseOptions>(), HeaderValue::from_str(value))
-        {
-            response.append_header(header::SET_COOKIE, value);
-        }
-    }
-
-    pub async fn client_ip() -> String {
-        use axum::extract::ConnectInfo;
-        match leptos_axum::extract::<ConnectInfo<std::net::SocketAddr>>().await {
-            Ok(ConnectInfo(addr)) => addr.ip().to_string(),
-            Err(_) => "unknown".into(),
-        }
-    }
+    crate::services::categories::summaries(&call::Call::new()?.pool).await
 }
 
 /// Who is signed in on this browser, if anyone.
 #[server(prefix = "/_app", endpoint = "viewer")]
 pub async fn viewer() -> Result<Option<crate::model::Caller>, AppError> {
-    session::caller().await
+    call::Call::new()?.caller().await
 }
 
 /// Signs in with a key: checks it like the REST API does, then starts a session.
@@ -118,10 +57,10 @@ pub async fn sign_in(key: String) -> Result<(), AppError> {
     if key.is_empty() {
         return Err(AppError::validation("key", "paste the API key you were given"));
     }
-    let auth =
-        use_context::<Authenticator>().ok_or_else(|| AppError::internal("server function", "no authenticator"))?;
+    let call = call::Call::new()?;
+    let auth = call::service::<Authenticator>("authenticator")?;
     let caller = auth.authenticate(Presented::Key(key)).await?.ok_or_else(crate::services::auth::invalid_key)?;
-    session::start(caller.key_id).await?;
+    call.start_session(caller.key_id).await?;
     leptos_axum::redirect("/");
     Ok(())
 }
@@ -130,18 +69,17 @@ pub async fn sign_in(key: String) -> Result<(), AppError> {
 #[server(prefix = "/_app", endpoint = "sign_up")]
 pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey, AppError> {
     use crate::services::{keys, limits::RateLimiter};
-    let limiter = use_context::<std::sync::Arc<RateLimiter>>()
-        .ok_or_else(|| AppError::internal("server function", "no limiter"))?;
+    let call = call::Call::new()?;
+    let limiter = call::service::<std::sync::Arc<RateLimiter>>("limiter")?;
     let name = name.filter(|n| !n.trim().is_empty());
-    let ip = session::client_ip().await;
-    let created = keys::sign_up(&pool()?, &limiter, session::clock().now(), &ip, crate::model::SignUp { name }).await?;
-    session::start(created.key_info.id).await?;
+    let created = keys::sign_up(&call.pool, &limiter, call.now(), &call.ip, crate::model::SignUp { name }).await?;
+    call.start_session(created.key_info.id).await?;
     Ok(created)
 }
 
 #[server(prefix = "/_app", endpoint = "sign_out")]
 pub async fn sign_out() -> Result<(), AppError> {
-    session::end().await?;
+    call::Call::new()?.end_session().await?;
     leptos_axum::redirect("/");
     Ok(())
 }
@@ -153,19 +91,15 @@ pub struct OrderView {
     pub pet_name: Option<String>,
 }
 
-#[cfg(feature = "ssr")]
-pub(crate) async fn signed_in(role: crate::model::Role) -> Result<crate::model::Caller, AppError> {
-    crate::services::auth::require(session::caller().await?, role)
-}
-
 /// Orders a pet as the signed-in shopper (the same service call as `POST /store/orders`).
 #[server(prefix = "/_app", endpoint = "place_order")]
 pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Order, AppError> {
     use crate::model::{NewOrder, Role};
-    let caller = signed_in(Role::Customer).await?;
+    let call = call::Call::new()?;
+    let caller = call.require(Role::Customer).await?;
     crate::services::orders::place(
-        &pool()?,
-        session::clock().now(),
+        &call.pool,
+        call.now(),
         caller,
         NewOrder { pet_id, quantity, ship_date: None },
         None,
@@ -179,13 +113,14 @@ pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Ord
 pub async fn list_orders(complete: Option<String>, pet_id: Option<String>) -> Result<Vec<OrderView>, AppError> {
     use crate::model::{PetFilter, Role};
     use crate::services::{orders, paging::PageRequest, pets, validate};
-    let caller = signed_in(Role::Customer).await?;
+    let call = call::Call::new()?;
+    let caller = call.require(Role::Customer).await?;
     let filter = validate::order_filter(complete.as_deref(), pet_id.as_deref())?;
-    let pool = pool()?;
+    let pool = &call.pool;
     let mut page = PageRequest { limit: 100, after: 0 };
     let mut views = Vec::new();
     loop {
-        let found = orders::list(&pool, caller, &filter, page).await?;
+        let found = orders::list(pool, caller, &filter, page).await?;
         // One query for the names of this page's pets (at most 100 ids, the filter's cap).
         let mut ids: Vec<i64> = found.items.iter().map(|order| order.pet_id).collect();
         ids.sort_unstable();
@@ -194,7 +129,7 @@ pub async fn list_orders(complete: Option<String>, pet_id: Option<String>) -> Re
             Vec::new()
         } else {
             let filter = PetFilter { ids: Some(ids), ..PetFilter::default() };
-            pets::list(&pool, &filter, PageRequest { limit: 100, after: 0 }).await?.items
+            pets::list(pool, &filter, PageRequest { limit: 100, after: 0 }).await?.items
         };
         for order in &found.items {
             let pet_name = names.iter().find(|pet| pet.id == order.pet_id).map(|pet| pet.name.clone());
@@ -211,15 +146,17 @@ pub async fn list_orders(complete: Option<String>, pet_id: Option<String>) -> Re
 
 #[server(prefix = "/_app", endpoint = "cancel_order")]
 pub async fn cancel_order(id: i64) -> Result<(), AppError> {
-    let caller = signed_in(crate::model::Role::Customer).await?;
-    crate::services::orders::cancel(&pool()?, session::clock().now(), caller, id).await
+    let call = call::Call::new()?;
+    let caller = call.require(crate::model::Role::Customer).await?;
+    crate::services::orders::cancel(&call.pool, call.now(), caller, id).await
 }
 
 /// Staff: fulfils an order now.
 #[server(prefix = "/_app", endpoint = "complete_order")]
 pub async fn complete_order(id: i64) -> Result<crate::model::Order, AppError> {
     use crate::model::{OrderCompletion, Role};
-    let caller = signed_in(Role::Admin).await?;
+    let call = call::Call::new()?;
+    let caller = call.require(Role::Admin).await?;
     let completion = OrderCompletion { complete: true, ship_date: None };
-    crate::services::orders::complete(&pool()?, session::clock().now(), caller, id, completion).await
+    crate::services::orders::complete(&call.pool, call.now(), caller, id, completion).await
 }

@@ -8,7 +8,7 @@ use crate::error::AppError;
 use crate::model::{ApiKey, Category, CreatedApiKey, Page, Pet, PetCard, StatusStock, TrafficSeries};
 
 #[cfg(feature = "ssr")]
-use super::{pool, session};
+use super::call::{Call, service};
 
 /// Rows per page of the inventory table.
 pub const INVENTORY_PAGE_SIZE: u32 = 100;
@@ -36,14 +36,11 @@ pub struct Dashboard {
     pub busiest: Vec<TrafficSeries>,
 }
 
+/// The call, once its session is known to be an admin's.
 #[cfg(feature = "ssr")]
-async fn staff() -> Result<crate::model::Caller, AppError> {
-    super::signed_in(crate::model::Role::Admin).await
-}
-
-#[cfg(feature = "ssr")]
-fn from_context<T: Clone + Send + Sync + 'static>(what: &str) -> Result<T, AppError> {
-    use_context::<T>().ok_or_else(|| AppError::internal("server function", format!("no {what} in context")))
+async fn staff(call: Call) -> Result<Call, AppError> {
+    call.require(crate::model::Role::Admin).await?;
+    Ok(call)
 }
 
 /// A form's id field: a positive integer, or a validation error naming `field`.
@@ -76,22 +73,21 @@ fn form_name<T: serde::de::DeserializeOwned>(field: &str, raw: &str) -> Result<T
 #[server(prefix = "/_app", endpoint = "staff_dashboard")]
 pub async fn load_dashboard() -> Result<Dashboard, AppError> {
     use crate::services::{dashboard, keys, traffic::Traffic};
-    staff().await?;
-    let pool = pool()?;
-    let now = session::clock().now();
-    let traffic = from_context::<std::sync::Arc<Traffic>>("traffic")?;
+    let traffic = service::<std::sync::Arc<Traffic>>("traffic")?;
+    let call = staff(Call::new()?).await?;
+    let (pool, now) = (&call.pool, call.now());
     let (api, mut busiest) = traffic.last_hour(BUSIEST_KEYS);
     for series in &mut busiest {
         if let Some(id) = series.key_id {
-            series.label = match keys::get(&pool, id).await {
+            series.label = match keys::get(pool, id).await {
                 Ok(row) => format!("{} (key {id})", row.name),
                 Err(_) => format!("key {id}"),
             };
         }
     }
     Ok(Dashboard {
-        stock: dashboard::stock_by_status(&pool).await?,
-        orders_per_hour: dashboard::orders_per_hour_today(&pool, now).await?,
+        stock: dashboard::stock_by_status(pool).await?,
+        orders_per_hour: dashboard::orders_per_hour_today(pool, now).await?,
         hour_now: u32::try_from(now.rem_euclid(86_400) / 3_600).unwrap_or(0),
         api,
         busiest,
@@ -109,19 +105,19 @@ pub async fn save_pet(
 ) -> Result<Pet, AppError> {
     use crate::model::NewPet;
     use crate::services::pets;
-    staff().await?;
+    let call = staff(Call::new()?).await?;
     let status = status.filter(|s| !s.is_empty()).map(|s| form_name("status", &s)).transpose()?;
     let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status };
     match id {
-        Some(id) => pets::replace(&pool()?, id, new).await,
-        None => pets::create(&pool()?, new).await,
+        Some(id) => pets::replace(&call.pool, id, new).await,
+        None => pets::create(&call.pool, new).await,
     }
 }
 
 #[server(prefix = "/_app", endpoint = "staff_delete_pet")]
 pub async fn delete_pet(id: i64) -> Result<(), AppError> {
-    staff().await?;
-    crate::services::pets::delete(&pool()?, id).await?;
+    let call = staff(Call::new()?).await?;
+    crate::services::pets::delete(&call.pool, id).await?;
     leptos_axum::redirect("/admin/pets");
     Ok(())
 }
@@ -131,18 +127,18 @@ pub async fn delete_pet(id: i64) -> Result<(), AppError> {
 pub async fn save_category(id: Option<i64>, name: String, description: Option<String>) -> Result<Category, AppError> {
     use crate::model::NewCategory;
     use crate::services::categories;
-    staff().await?;
+    let call = staff(Call::new()?).await?;
     let new = NewCategory { name, description: description.filter(|d| !d.trim().is_empty()) };
     match id {
-        Some(id) => categories::replace(&pool()?, id, new).await,
-        None => categories::create(&pool()?, new).await,
+        Some(id) => categories::replace(&call.pool, id, new).await,
+        None => categories::create(&call.pool, new).await,
     }
 }
 
 #[server(prefix = "/_app", endpoint = "staff_delete_category")]
 pub async fn delete_category(id: i64) -> Result<(), AppError> {
-    staff().await?;
-    crate::services::categories::delete(&pool()?, id).await
+    let call = staff(Call::new()?).await?;
+    crate::services::categories::delete(&call.pool, id).await
 }
 
 /// One page of every pet's stock and status, by id.
@@ -150,27 +146,27 @@ pub async fn delete_category(id: i64) -> Result<(), AppError> {
 pub async fn inventory(cursor: Option<String>) -> Result<Page<PetCard>, AppError> {
     use crate::model::PetFilter;
     use crate::services::{paging::PageRequest, pets};
-    staff().await?;
+    let call = staff(Call::new()?).await?;
     let page = PageRequest { limit: INVENTORY_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    pets::list_cards(&pool()?, &PetFilter::default(), page).await
+    pets::list_cards(&call.pool, &PetFilter::default(), page).await
 }
 
 /// Sets a pet's stock, by the rules of `PUT /store/inventory/{petId}`.
 #[server(prefix = "/_app", endpoint = "staff_set_stock")]
 pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::InventoryItem, AppError> {
     use crate::model::InventoryUpdate;
-    staff().await?;
+    let call = staff(Call::new()?).await?;
     let quantity = form_number("quantity", &quantity, 0, 1_000_000)?;
-    crate::services::inventory::set(&pool()?, pet_id, InventoryUpdate { quantity }).await
+    crate::services::inventory::set(&call.pool, pet_id, InventoryUpdate { quantity }).await
 }
 
 /// Every key with today's usage.
 #[server(prefix = "/_app", endpoint = "admin_keys")]
 pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
     use crate::services::{keys, limits::RateLimiter};
-    staff().await?;
-    let limiter = from_context::<std::sync::Arc<RateLimiter>>("limiter")?;
-    let rows = keys::list_all(&pool()?).await?;
+    let limiter = service::<std::sync::Arc<RateLimiter>>("limiter")?;
+    let call = staff(Call::new()?).await?;
+    let rows = keys::list_all(&call.pool).await?;
     Ok(rows
         .iter()
         .map(|row| KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) })
@@ -187,7 +183,7 @@ pub async fn create_key(
     per_day: Option<String>,
 ) -> Result<CreatedApiKey, AppError> {
     use crate::model::{Limits, NewApiKey, Plan};
-    staff().await?;
+    let call = staff(Call::new()?).await?;
     let plan: Plan = form_name("plan", &plan)?;
     let limits = if plan == Plan::Enterprise {
         let per_minute = form_number("perMinute", per_minute.as_deref().unwrap_or(""), 1, u32::MAX.into())?;
@@ -197,13 +193,14 @@ pub async fn create_key(
         None
     };
     let new = NewApiKey { name, role: form_name("role", &role)?, plan, limits };
-    crate::services::keys::create(&pool()?, session::clock().now(), new).await
+    crate::services::keys::create(&call.pool, call.now(), new).await
 }
 
 /// Revokes a key: its next API call fails and its browser sessions end.
 #[server(prefix = "/_app", endpoint = "staff_revoke_key")]
 pub async fn revoke_key(id: i64) -> Result<ApiKey, AppError> {
     use crate::services::auth::Authenticator;
-    staff().await?;
-    Ok(from_context::<Authenticator>("authenticator")?.revoke(id).await?.to_api())
+    let auth = service::<Authenticator>("authenticator")?;
+    staff(Call::new()?).await?;
+    Ok(auth.revoke(id).await?.to_api())
 }

@@ -12,7 +12,7 @@ mod widgets;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{A, ParentRoute, Route, Router, Routes};
-use leptos_router::{SsrMode, path};
+use leptos_router::{Lazy, LazyRoute, SsrMode, lazy_route, path};
 
 use crate::model::Role;
 use crate::server_fns::viewer;
@@ -134,15 +134,17 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/sign-up") view=SignUpPage ssr=SsrMode::Async/>
                     <Route path=path!("/orders") view=OrdersPage ssr=SsrMode::Async/>
-                    <Route path=path!("/docs") view=DocsPage ssr=SsrMode::Async/>
+                    // The docs and the staff console load their code only when visited
+                    // (`cargo leptos build --split`): shoppers never download it.
+                    <Route path=path!("/docs") view={Lazy::<DocsRoute>::new()} ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view=ConsoleLayout ssr=SsrMode::Async>
-                        <Route path=path!("") view=DashboardPage ssr=SsrMode::Async/>
-                        <Route path=path!("pets") view=PetsConsole ssr=SsrMode::Async/>
-                        <Route path=path!("pets/:id") view=PetEditor ssr=SsrMode::Async/>
-                        <Route path=path!("categories") view=CategoriesConsole ssr=SsrMode::Async/>
-                        <Route path=path!("inventory") view=InventoryConsole ssr=SsrMode::Async/>
+                        <Route path=path!("") view={Lazy::<DashboardRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("pets") view={Lazy::<PetsRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("pets/:id") view={Lazy::<PetEditorRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("categories") view={Lazy::<CategoriesConsoleRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("inventory") view={Lazy::<InventoryRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("orders") view=OrdersPage ssr=SsrMode::Async/>
-                        <Route path=path!("keys") view=KeysConsole ssr=SsrMode::Async/>
+                        <Route path=path!("keys") view={Lazy::<KeysRoute>::new()} ssr=SsrMode::Async/>
                     </ParentRoute>
                 </Routes>
             </main>
@@ -151,6 +153,34 @@ pub fn App() -> impl IntoView {
             </footer>
         </Router>
     }
+}
+
+/// A page whose code is split out of the main WASM and loaded when its route is visited.
+macro_rules! lazy_page {
+    ($($route:ident => $page:ident),* $(,)?) => {$(
+        struct $route;
+
+        #[lazy_route]
+        impl LazyRoute for $route {
+            fn data() -> Self {
+                $route
+            }
+
+            fn view(_this: Self) -> AnyView {
+                view! { <$page/> }.into_any()
+            }
+        }
+    )*};
+}
+
+lazy_page! {
+    DocsRoute => DocsPage,
+    DashboardRoute => DashboardPage,
+    PetsRoute => PetsConsole,
+    PetEditorRoute => PetEditor,
+    CategoriesConsoleRoute => CategoriesConsole,
+    InventoryRoute => InventoryConsole,
+    KeysRoute => KeysConsole,
 }
 
 #[component]

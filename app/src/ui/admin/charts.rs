@@ -3,27 +3,35 @@
 
 use leptos::prelude::*;
 
-const WIDTH: f64 = 600.0;
-const HEIGHT: f64 = 160.0;
+const WIDTH: f64 = 400.0;
+const HEIGHT: f64 = 180.0;
 /// Room under the bars for their labels.
-const LABEL_ROOM: f64 = 18.0;
+const LABEL_ROOM: f64 = 20.0;
 
-/// Vertical bars with a label under each (`label` may be empty to skip one).
+/// One bar: its height, the label under it (may be empty), the text over it, and the
+/// CSS class that colours it.
+pub struct Bar {
+    pub value: i64,
+    pub label: String,
+    pub caption: String,
+    pub class: &'static str,
+}
+
+/// Vertical bars with a label under each.
 #[component]
 pub fn BarChart(
-    /// (label, value, CSS class of the bar)
-    bars: Vec<(String, i64, &'static str)>,
+    bars: Vec<Bar>,
     /// What the chart shows, in words.
     #[prop(into)]
     summary: String,
 ) -> impl IntoView {
-    let max = bars.iter().map(|b| b.1).max().unwrap_or(0).max(1) as f64;
+    let max = bars.iter().map(|b| b.value).max().unwrap_or(0).max(1) as f64;
     let slot = WIDTH / bars.len().max(1) as f64;
     let plot = HEIGHT - LABEL_ROOM;
     let drawn = bars
         .into_iter()
         .enumerate()
-        .map(|(i, (label, value, class))| {
+        .map(|(i, Bar { value, label, caption, class })| {
             let height = (value as f64 / max * (plot - 14.0)).max(if value > 0 { 1.0 } else { 0.0 });
             let x = i as f64 * slot + slot * 0.15;
             let y = plot - height;
@@ -31,7 +39,7 @@ pub fn BarChart(
                 <g>
                     <rect class=format!("bar {class}") x=x y=y width=slot * 0.7 height=height rx="2"></rect>
                     {(value > 0).then(|| view! {
-                        <text class="bar-value" x=x + slot * 0.35 y=y - 3.0 text-anchor="middle">{value}</text>
+                        <text class="bar-value" x=x + slot * 0.35 y=y - 3.0 text-anchor="middle">{caption}</text>
                     })}
                     <text class="bar-label" x=x + slot * 0.35 y=HEIGHT - 4.0 text-anchor="middle">{label}</text>
                 </g>

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::charts::{BarChart, LineChart};
+use super::charts::{Bar, BarChart, LineChart};
 use crate::model::TrafficSeries;
 use crate::server_fns::load_dashboard;
 use crate::ui::widgets::ErrorNotice;
@@ -30,7 +30,12 @@ pub fn DashboardPage() -> impl IntoView {
                 let stock_bars = figures
                     .stock
                     .iter()
-                    .map(|s| (format!("{} ({} units)", s.status, s.units), s.pets, s.status.as_str()))
+                    .map(|s| Bar {
+                        value: s.pets,
+                        label: s.status.to_string(),
+                        caption: format!("{} ({} units)", s.pets, s.units),
+                        class: s.status.as_str(),
+                    })
                     .collect();
                 let orders_today: i64 = figures.orders_per_hour.iter().sum();
                 let hour_now = figures.hour_now as usize;
@@ -40,7 +45,7 @@ pub fn DashboardPage() -> impl IntoView {
                     .enumerate()
                     .map(|(hour, &n)| {
                         let label = if hour % 3 == 0 { format!("{hour:02}") } else { String::new() };
-                        (label, n, if hour == hour_now { "now" } else { "past" })
+                        Bar { value: n, label, caption: n.to_string(), class: if hour == hour_now { "now" } else { "past" } }
                     })
                     .collect();
                 view! {

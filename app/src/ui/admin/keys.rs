@@ -19,8 +19,8 @@ pub fn KeysConsole() -> impl IntoView {
     view! {
         <Title text="Staff: keys"/>
         <h1>"API keys"</h1>
-        <section class="panel" aria-labelledby="new-key">
-            <h2 id="new-key">"New key"</h2>
+        <section class="panel" aria-labelledby="new-key-title">
+            <h2 id="new-key-title">"New key"</h2>
             <ActionForm action=create attr:class="row-form">
                 <label>"Name"
                     <input type="text" name="name" required maxlength="100"
@@ -46,10 +46,8 @@ pub fn KeysConsole() -> impl IntoView {
                 </label>
                 <button type="submit">"Create key"</button>
             </ActionForm>
-            {move || match result.get() {
-                Some(Ok(created)) => view! { <NewKey key=created.key/> }.into_any(),
-                other => view! { <FormOutcome result=Signal::derive(move || other.clone()) done=""/> }.into_any(),
-            }}
+            {move || result.get().and_then(Result::ok).map(|created| view! { <NewKey key=created.key/> })}
+            <FormOutcome result=result.into() done=""/>
         </section>
         <FormOutcome result=revoke.value().into() done="Key revoked."/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>

@@ -72,7 +72,7 @@ pub fn refusal(error: AppError) -> AnyView {
 }
 
 /// A form's outcome under it: the Error object's message (its field named first, as the
-/// API names it), or `done` once the last submission worked.
+/// API names it), or `done` (unless empty) once the last submission worked.
 #[component]
 pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     result: Signal<Option<Result<T, AppError>>>,
@@ -85,8 +85,8 @@ pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
             </p>
         }
         .into_any(),
-        Some(Ok(_)) => view! { <p class="form-done" role="status">{done.clone()}</p> }.into_any(),
-        None => ().into_any(),
+        Some(Ok(_)) if !done.is_empty() => view! { <p class="form-done" role="status">{done.clone()}</p> }.into_any(),
+        _ => ().into_any(),
     }
 }
 

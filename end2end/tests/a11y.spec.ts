@@ -1,0 +1,104 @@
+import { test, expect, Page } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+
+// Accessibility (axe: no serious or critical violations), keyboard reach, and a
+// screenshot of every page at desktop and phone widths for reviewers, in
+// target/screenshots/ (<page>-desktop.png, <page>-phone.png).
+
+const SHOTS = path.resolve(__dirname, '../../target/screenshots');
+const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+
+const SHOPPER_PAGES: Record<string, string> = {
+  catalog: '/',
+  pet: '/pets/1',
+  categories: '/categories',
+  'sign-in': '/sign-in',
+  orders: '/orders',
+  docs: '/docs',
+};
+const STAFF_PAGES: Record<string, string> = {
+  'console-dashboard': '/admin',
+  'console-pets': '/admin/pets',
+  'console-pet-editor': '/admin/pets/1',
+  'console-categories': '/admin/categories',
+  'console-inventory': '/admin/inventory',
+  'console-orders': '/admin/orders',
+  'console-keys': '/admin/keys',
+};
+
+test.beforeAll(() => fs.mkdirSync(SHOTS, { recursive: true }));
+test.beforeEach(async ({ page }) => failOnPageErrors(page));
+
+async function seriousViolations(page: Page) {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** Tabs through the page and returns the visible controls focus never reached. */
+async function unreachableByKeyboard(page: Page): Promise<string[]> {
+  const total = await page.evaluate(() => {
+    const controls = [
+      ...document.querySelectorAll('a[href], button, input:not([type="hidden"]), select, textarea, summary'),
+    ].filter((el) => {
+      const html = el as HTMLInputElement;
+      // Of a radio group only the checked radio is in the tab order (arrows move within).
+      const otherRadio = html.type === 'radio' && !html.checked;
+      // Inside a closed <details> a control is laid out but not shown (nor focusable).
+      const shown = html.checkVisibility ? html.checkVisibility() : html.offsetParent !== null;
+      return !html.disabled && !otherRadio && shown && html.tabIndex >= 0;
+    });
+    controls.forEach((el, i) => el.setAttribute('data-kb', `${i}: ${el.outerHTML.slice(0, 80)}`));
+    return controls.length;
+  });
+  const reached = new Set<string>();
+  await page.locator('body').focus();
+  for (let i = 0; i < total + 15 && reached.size < total; i++) {
+    await page.keyboard.press('Tab');
+    const mark = await page.evaluate(() => document.activeElement?.getAttribute('data-kb'));
+    if (mark) reached.add(mark);
+  }
+  return page.evaluate(
+    (seen) => [...document.querySelectorAll('[data-kb]')].map((el) => el.getAttribute('data-kb')!).filter((m) => !seen.includes(m)),
+    [...reached],
+  );
+}
+
+async function check(page: Page, name: string, url: string) {
+  for (const [width, viewport] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(viewport);
+    const response = await page.goto(url);
+    expect(response?.status(), `${url} answers 200`).toBe(200);
+    await hydrated(page);
+    expect(await seriousViolations(page), `${name} at ${width} width`).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  expect(await unreachableByKeyboard(page), `${name}: every control reachable with Tab`).toEqual([]);
+}
+
+test('shopper pages and the docs: no serious violations, all reachable by keyboard', async ({ page }) => {
+  test.setTimeout(120_000);
+  await signIn(page, cliKey('customer', 'e2e a11y shopper'));
+  for (const [name, url] of Object.entries(SHOPPER_PAGES)) await check(page, name, url);
+
+  // The docs page with a try-it panel open and answered.
+  await page.setViewportSize(VIEWPORTS.desktop);
+  await page.goto('/docs');
+  await hydrated(page);
+  const panel = page.locator('article#op-listPets .try-it');
+  await panel.getByText('Try it').click();
+  await panel.getByRole('button', { name: 'Send' }).click();
+  await expect(panel.locator('.status-code')).toHaveText('200');
+  expect(await seriousViolations(page), 'docs with an answer').toEqual([]);
+  await panel.screenshot({ path: path.join(SHOTS, 'docs-try-it-desktop.png') });
+});
+
+test('staff console pages: no serious violations, all reachable by keyboard', async ({ page }) => {
+  test.setTimeout(120_000);
+  await signIn(page, cliKey('admin', 'e2e a11y staff'));
+  for (const [name, url] of Object.entries(STAFF_PAGES)) await check(page, name, url);
+});

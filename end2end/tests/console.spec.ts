@@ -1,0 +1,193 @@
+import { test, expect, Page } from '@playwright/test';
+import { cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+
+// The staff console: what staff do in it, and that nobody else gets in.
+
+test.beforeEach(async ({ page }) => failOnPageErrors(page));
+
+async function staffPage(page: Page, path: string) {
+  await page.goto(path);
+  await hydrated(page);
+}
+
+test('staff create a category and a pet, set its stock, and a shopper sees it', async ({ page, browser }) => {
+  await signIn(page, cliKey('admin', 'e2e console'));
+
+  await staffPage(page, '/admin/categories');
+  const newCategory = page.getByRole('region', { name: 'New category' });
+  await newCategory.getByLabel('Name').fill('Ferrets');
+  await newCategory.getByLabel('Description').fill('Playful and curious.');
+  await newCategory.getByRole('button', { name: 'Create category' }).click();
+  await expect(newCategory.getByRole('status')).toHaveText('Category created.');
+  await expect(page.getByRole('listitem', { name: 'Category Ferrets' })).toBeVisible();
+
+  await staffPage(page, '/admin/pets');
+  const newPet = page.getByRole('region', { name: 'New pet' });
+  // An inline error from the Error object first: no name.
+  await newPet.getByLabel('Name').fill('   ');
+  await newPet.getByLabel('Category').selectOption({ label: 'Ferrets' });
+  await newPet.getByRole('button', { name: 'Create pet' }).click();
+  await expect(newPet.getByRole('alert')).toContainText('validation_failed');
+  await expect(newPet.getByRole('alert')).toContainText('name');
+  await expect(newPet.getByLabel('Name')).toHaveAttribute('aria-invalid', 'true');
+
+  await newPet.getByLabel('Name').fill('Noodle');
+  await newPet.getByRole('button', { name: 'Create pet' }).click();
+  await expect(newPet.getByRole('status')).toHaveText('Pet created.');
+
+  // A new available pet starts with one unit; make it 7.
+  // Fewer than 100 pets: all on the first page.
+  await staffPage(page, '/admin/inventory');
+  const row = page.locator('tr', { hasText: 'Noodle' });
+  await expect(row).toHaveClass(/low-stock/);
+  await row.getByLabel('Stock of Noodle').fill('7');
+  await row.getByRole('button', { name: 'Set' }).click();
+  await expect(row.getByRole('status')).toHaveText('Saved.');
+  await expect(row).not.toHaveClass(/low-stock/);
+
+  const shopper = await (await browser.newContext()).newPage();
+  failOnPageErrors(shopper);
+  await shopper.goto('/?q=noodle');
+  const card = shopper.locator('.card', { hasText: 'Noodle' });
+  await expect(card).toContainText('Ferrets');
+  await expect(card).toContainText('7 in stock');
+  await expect(card).toContainText('available');
+  await shopper.context().close();
+
+  // The category now has a pet, so it cannot go, and says why.
+  await staffPage(page, '/admin/categories');
+  const ferrets = page.getByRole('listitem', { name: 'Category Ferrets' });
+  await expect(ferrets).toContainText('1 pet is in it');
+  await ferrets.getByRole('button', { name: 'Delete Ferrets' }).click();
+  await expect(ferrets.getByRole('alert')).toContainText('category_in_use');
+});
+
+test('staff edit and delete a pet', async ({ page }) => {
+  const key = cliKey('admin', 'e2e editor');
+  await signIn(page, key);
+  await staffPage(page, '/admin/pets');
+  const newPet = page.getByRole('region', { name: 'New pet' });
+  await newPet.getByLabel('Name').fill('Temporary');
+  await newPet.getByLabel('Category').selectOption({ label: 'Fish' });
+  await newPet.getByRole('button', { name: 'Create pet' }).click();
+  await expect(newPet.getByRole('status')).toHaveText('Pet created.');
+
+  await staffPage(page, '/admin/pets?q=temporary');
+  await page.getByRole('link', { name: 'Temporary' }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Edit Temporary');
+  await hydrated(page);
+  await page.getByLabel('Name').fill('Goldie');
+  await page.getByLabel('Status').selectOption('pending');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Edit Goldie');
+  await expect(page.getByText('Saved.')).toBeVisible();
+
+  await page.getByRole('button', { name: 'Delete Goldie' }).click();
+  await expect(page).toHaveURL(/\/admin\/pets$/);
+  const gone = await page.request.get('/api/v1/pets?q=goldie', { headers: { 'X-API-Key': key } });
+  expect(await gone.json()).toEqual([]);
+});
+
+test('staff filter orders by state and pet, and complete one in one click', async ({ page }) => {
+  const shopper = cliKey('customer', 'e2e filtered shopper');
+  const headers = { 'X-API-Key': shopper };
+  const [bubbles] = await (await page.request.get('/api/v1/pets?q=bubbles', { headers })).json();
+  const placed = await page.request.post('/api/v1/store/orders', { headers, data: { petId: bubbles.id, quantity: 2 } });
+  expect(placed.status()).toBe(201);
+  const order = await placed.json();
+
+  await signIn(page, cliKey('admin', 'e2e order filter'));
+  await staffPage(page, '/admin/orders');
+  await page.getByLabel('State').selectOption('false');
+  await page.getByLabel('Pet id').fill(String(bubbles.id));
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(new RegExp(`complete=false&petId=${bubbles.id}`));
+  await hydrated(page);
+  const rows = page.locator('tbody tr');
+  await expect(rows).toHaveCount(1);
+  const row = page.locator(`tr[data-order-id="${order.id}"]`);
+  await expect(row.locator('.order-status')).toHaveText('Open');
+  await row.getByRole('button', { name: 'Complete' }).click();
+  // Completed: no longer an open order, so the filtered list empties.
+  await expect(rows).toHaveCount(0);
+
+  await staffPage(page, `/admin/orders?complete=true&petId=${bubbles.id}`);
+  await expect(page.getByLabel('State')).toHaveValue('true');
+  await expect(page.locator(`tr[data-order-id="${order.id}"] .order-status`)).toHaveText('Completed');
+});
+
+test('staff create a key (shown once), see its usage, and revoke it: its next call fails', async ({ page }) => {
+  await signIn(page, cliKey('admin', 'e2e keys'));
+  await staffPage(page, '/admin/keys');
+  const form = page.getByRole('region', { name: 'New key' });
+  await form.getByLabel('Name').fill('partner app');
+  await form.getByLabel('Plan').selectOption('enterprise');
+  await form.getByRole('button', { name: 'Create key' }).click();
+  // Enterprise needs its limits: an inline error first.
+  await expect(form.getByRole('alert')).toContainText('perMinute');
+  await form.getByLabel('Per minute (Enterprise)').fill('500');
+  await form.getByLabel('Per day (Enterprise)').fill('50000');
+  await form.getByRole('button', { name: 'Create key' }).click();
+  const key = (await page.locator('#new-key').textContent())!.trim();
+  expect(key).toMatch(/^psk_/);
+
+  const before = await page.request.get('/api/v1/pets?limit=1', { headers: { 'X-API-Key': key } });
+  expect(before.status()).toBe(200);
+  await page.reload();
+  await hydrated(page);
+  const row = page.locator('tr', { hasText: 'partner app' });
+  await expect(row).toContainText('1 / 50000');
+
+  await row.getByRole('button', { name: /Revoke key/ }).click();
+  await expect(row).toContainText('revoked');
+  const after = await page.request.get('/api/v1/pets?limit=1', { headers: { 'X-API-Key': key } });
+  expect(after.status()).toBe(401);
+  expect((await after.json()).code).toBe('invalid_api_key');
+});
+
+test('the dashboard draws stock, orders and API traffic', async ({ page }) => {
+  await signIn(page, cliKey('admin', 'e2e dashboard'));
+  const key = cliKey('customer', 'e2e busy key');
+  for (let i = 0; i < 5; i++) {
+    expect((await page.request.get('/api/v1/pets?limit=1', { headers: { 'X-API-Key': key } })).status()).toBe(200);
+  }
+  await staffPage(page, '/admin');
+  await expect(page.getByRole('img', { name: /^Pets by status\. available: \d+ pets/ })).toBeVisible();
+  await expect(page.getByRole('img', { name: /^Orders placed per hour today/ })).toBeVisible();
+  await expect(page.getByRole('img', { name: /^API requests per minute, last hour: \d+ in all/ })).toBeVisible();
+  await expect(page.getByText(/e2e busy key \(key \d+\): [5-9]\d* requests in the last hour/)).toBeVisible();
+});
+
+test('console forms work without JavaScript', async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto('/sign-in');
+  await page.getByLabel('API key').fill(cliKey('admin', 'e2e no js'));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.locator('.who')).toHaveText('Signed in (admin)');
+  await page.goto('/admin/categories');
+  const form = page.getByRole('region', { name: 'New category' });
+  await form.getByLabel('Name').fill('Hamsters');
+  await form.getByRole('button', { name: 'Create category' }).click();
+  await expect(page).toHaveURL(/\/admin\/categories/);
+  await expect(page.getByRole('listitem', { name: 'Category Hamsters' })).toBeVisible();
+  await context.close();
+});
+
+test('customers and strangers are refused every console page by the server', async ({ page }) => {
+  for (const path of ['/admin', '/admin/pets', '/admin/keys']) {
+    const anonymous = await page.goto(path);
+    expect(anonymous?.status()).toBe(401);
+    await expect(page.getByRole('heading', { name: 'Staff only' })).toBeVisible();
+  }
+  await signIn(page, cliKey('customer', 'e2e nosy customer'));
+  for (const path of ['/admin', '/admin/inventory', '/admin/keys']) {
+    const refused = await page.goto(path);
+    expect(refused?.status()).toBe(403);
+    await expect(page.getByRole('heading', { name: 'Staff only' })).toBeVisible();
+    await expect(page.locator('table')).toHaveCount(0);
+  }
+  // The server functions behind the console refuse the customer's session too.
+  const call = await page.request.post('/_app/staff_delete_category', { form: { id: '1' } });
+  expect(call.status()).toBe(403);
+});
