@@ -97,14 +97,8 @@ pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Ord
     use crate::model::{NewOrder, Role};
     let call = call::Call::new()?;
     let caller = call.require(Role::Customer).await?;
-    crate::services::orders::place(
-        &call.pool,
-        call.now(),
-        caller,
-        NewOrder { pet_id, quantity, ship_date: None },
-        None,
-    )
-    .await
+    crate::services::orders::place(&call.pool, call.now(), caller, NewOrder { pet_id, quantity, ship_date: None }, None)
+        .await
 }
 
 /// The signed-in shopper's orders, or every order for staff, newest first; the

@@ -46,11 +46,7 @@ async fn staff(call: Call) -> Result<Call, AppError> {
 /// A form's id field: a positive integer, or a validation error naming `field`.
 #[cfg(feature = "ssr")]
 fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
-    raw.trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|id| *id > 0)
-        .ok_or_else(|| AppError::validation(field, "choose one"))
+    raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| AppError::validation(field, "choose one"))
 }
 
 /// A form's whole number in `min..=max`, or a validation error naming `field`.

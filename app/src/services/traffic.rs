@@ -63,8 +63,10 @@ impl Traffic {
                 per_key.entry(key_id).or_insert_with(|| vec![0; MINUTES])[i] = count;
             }
         }
-        let mut keys: Vec<Series> =
-            per_key.into_iter().map(|(key_id, per_minute)| Series { key_id: Some(key_id), label: String::new(), per_minute }).collect();
+        let mut keys: Vec<Series> = per_key
+            .into_iter()
+            .map(|(key_id, per_minute)| Series { key_id: Some(key_id), label: String::new(), per_minute })
+            .collect();
         keys.sort_by(|a, b| b.total().cmp(&a.total()).then(a.key_id.cmp(&b.key_id)));
         keys.truncate(busiest);
         (Series { key_id: None, label: "All requests".into(), per_minute: total }, keys)

@@ -17,9 +17,7 @@ use leptos_router::{Lazy, LazyRoute, SsrMode, lazy_route, path};
 use crate::model::Role;
 use crate::server_fns::viewer;
 use account::{AccountActions, SignInPage, SignOutButton, SignUpPage};
-use admin::{
-    CategoriesConsole, ConsoleLayout, DashboardPage, InventoryConsole, KeysConsole, PetEditor, PetsConsole,
-};
+use admin::{CategoriesConsole, ConsoleLayout, DashboardPage, InventoryConsole, KeysConsole, PetEditor, PetsConsole};
 use catalog::CatalogPage;
 use categories::CategoriesPage;
 use docs::DocsPage;

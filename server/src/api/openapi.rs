@@ -130,9 +130,7 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
             }
             if method == "get" && path == "/pets/{petId}" {
                 operation.deprecated = Some(Deprecated::True);
-                extensions = extensions
-                    .add("x-sunset", sunset.clone())
-                    .add("x-successor", "GET /pets?ids={petId}");
+                extensions = extensions.add("x-sunset", sunset.clone()).add("x-successor", "GET /pets?ids={petId}");
             }
             operation.extensions.get_or_insert_with(Default::default).merge(extensions.build());
             if !PUBLIC.contains(&id.as_str()) {

@@ -66,7 +66,8 @@ fn CategoryRow(category: CategorySummary, changed: RwSignal<u32>) -> impl IntoVi
         n => Some(format!("{n} pets are in it: move or delete them first")),
     };
     let label = format!("Category {}", category.name);
-    let (id, name, description) = (category.id, category.name.clone(), category.description.clone().unwrap_or_default());
+    let (id, name, description) =
+        (category.id, category.name.clone(), category.description.clone().unwrap_or_default());
     let delete_label = format!("Delete {}", category.name);
     view! {
         <li class="panel" data-category-id=category.id aria-label=label>

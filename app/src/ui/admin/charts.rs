@@ -66,11 +66,8 @@ pub fn LineChart(
     let max = points.iter().copied().max().unwrap_or(0).max(1) as f64;
     let plot = HEIGHT - LABEL_ROOM;
     let step = WIDTH / (points.len().max(2) - 1) as f64;
-    let coordinates: Vec<(f64, f64)> = points
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| (i as f64 * step, plot - f64::from(n) / max * (plot - 14.0)))
-        .collect();
+    let coordinates: Vec<(f64, f64)> =
+        points.iter().enumerate().map(|(i, &n)| (i as f64 * step, plot - f64::from(n) / max * (plot - 14.0))).collect();
     let line = coordinates.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect::<Vec<_>>().join(" ");
     let area = format!("0,{plot} {line} {WIDTH},{plot}");
     let peak = points.iter().copied().max().unwrap_or(0);

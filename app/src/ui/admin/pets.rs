@@ -14,10 +14,8 @@ pub fn PetsConsole() -> impl IntoView {
     let query = use_query_map();
     let search = Memo::new(move |_| (query.read().get("q"), query.read().get("cursor")));
     let save = ServerAction::<SavePet>::new();
-    let pets = Resource::new(
-        move || (search.get(), save.version().get()),
-        |((q, cursor), _)| catalog(None, None, q, cursor),
-    );
+    let pets =
+        Resource::new(move || (search.get(), save.version().get()), |((q, cursor), _)| catalog(None, None, q, cursor));
     let category_list = Resource::new(|| (), |_| categories());
     let result = save.value();
 

@@ -1,0 +1,202 @@
+//! The staff console's server functions, and the API's same-origin session (the docs
+//! page's try-it panel), through the real router.
+
+mod common;
+
+use app::model::{Plan, Role};
+use app::services::sessions;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use common::{T0, TestApp};
+
+/// A browser session for a new key of this role, as its cookie header value.
+async fn session(app: &TestApp, role: Role) -> (i64, String) {
+    let (id, _) = app.key(role, Plan::Pro, None).await;
+    let token = sessions::start(&app.pool, T0, id).await.unwrap();
+    (id, format!("{}={token}", sessions::COOKIE))
+}
+
+/// Calls a server function as a browser form post would.
+async fn call(app: &TestApp, cookie: Option<&str>, endpoint: &str, form: &str) -> common::Reply {
+    let mut request = Request::post(format!("/_app/{endpoint}"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "application/json");
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    app.send(request.body(Body::from(form.to_owned())).unwrap()).await
+}
+
+const TABLES: [&str; 5] = ["categories", "pets", "inventory", "api_keys", "orders"];
+
+#[tokio::test]
+async fn console_functions_refuse_everyone_but_staff_and_change_nothing() {
+    let app = TestApp::new().await;
+    let category = app.category("Dogs").await;
+    let pet = app.pet("Rex", category, None).await;
+    let (_, customer) = session(&app, Role::Customer).await;
+    let calls = [
+        ("staff_dashboard", String::new()),
+        ("staff_save_pet", format!("name=Max&category_id={category}")),
+        ("staff_delete_pet", format!("id={pet}")),
+        ("staff_save_category", "name=Cats".to_owned()),
+        ("staff_delete_category", format!("id={category}")),
+        ("staff_inventory", String::new()),
+        ("staff_set_stock", format!("pet_id={pet}&quantity=9")),
+        ("admin_keys", String::new()),
+        ("staff_create_key", "name=x&role=admin&plan=pro".to_owned()),
+        ("staff_revoke_key", "id=1".to_owned()),
+    ];
+    let mut before = Vec::new();
+    for table in TABLES {
+        before.push(app.count(table).await);
+    }
+    for (endpoint, form) in &calls {
+        call(&app, None, endpoint, form).await.assert_error(401, "missing_api_key");
+        call(&app, Some(&customer), endpoint, form).await.assert_error(403, "forbidden");
+        call(&app, Some("petstore_session=forged"), endpoint, form).await.assert_error(401, "missing_api_key");
+    }
+    for (table, count) in TABLES.iter().zip(before) {
+        assert_eq!(app.count(table).await, count, "{table} unchanged");
+    }
+    assert_eq!(app.stock(pet).await, (1, "available".to_owned()));
+}
+
+#[tokio::test]
+async fn staff_functions_follow_the_api_rules_and_name_the_bad_field() {
+    let app = TestApp::new().await;
+    let (_, staff) = session(&app, Role::Admin).await;
+    let staff = Some(staff.as_str());
+
+    let created = call(&app, staff, "staff_save_category", "name=Ferrets&description=").await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.text);
+    let ferrets = created.body["id"].as_i64().unwrap();
+    assert_eq!(created.body.get("description"), None, "an empty description is none");
+    call(&app, staff, "staff_save_category", "name=ferrets").await.assert_error(409, "duplicate_name");
+
+    let message = call(&app, staff, "staff_save_pet", "name=Noodle&category_id=")
+        .await
+        .assert_error(422, "validation_failed")
+        .to_owned();
+    assert!(message.starts_with("categoryId:"), "{message}");
+    let message = call(&app, staff, "staff_save_pet", &format!("name=%20&category_id={ferrets}"))
+        .await
+        .assert_error(422, "validation_failed")
+        .to_owned();
+    assert!(message.starts_with("name:"), "{message}");
+    call(&app, staff, "staff_save_pet", &format!("name=Noodle&category_id={ferrets}&status=lost"))
+        .await
+        .assert_error(422, "validation_failed");
+    let pet = call(&app, staff, "staff_save_pet", &format!("name=Noodle&category_id={ferrets}")).await;
+    assert_eq!(pet.status, StatusCode::OK, "{}", pet.text);
+    let pet_id = pet.body["id"].as_i64().unwrap();
+
+    let message = call(&app, staff, "staff_set_stock", &format!("pet_id={pet_id}&quantity=lots"))
+        .await
+        .assert_error(422, "validation_failed")
+        .to_owned();
+    assert!(message.starts_with("quantity:"), "{message}");
+    let set = call(&app, staff, "staff_set_stock", &format!("pet_id={pet_id}&quantity=0")).await;
+    assert_eq!((set.body["quantity"].as_i64(), set.body["status"].as_str()), (Some(0), Some("sold")), "{}", set.text);
+
+    // The category has a pet: it cannot go.
+    call(&app, staff, "staff_delete_category", &format!("id={ferrets}")).await.assert_error(409, "category_in_use");
+
+    let message = call(&app, staff, "staff_create_key", "name=partner&role=customer&plan=enterprise")
+        .await
+        .assert_error(422, "validation_failed")
+        .to_owned();
+    assert!(message.starts_with("perMinute:"), "{message}");
+    let key = call(
+        &app,
+        staff,
+        "staff_create_key",
+        "name=partner&role=customer&plan=enterprise&per_minute=500&per_day=50000",
+    )
+    .await;
+    assert_eq!(key.body["limits"]["perDay"], 50000, "{}", key.text);
+    let secret = key.body["key"].as_str().unwrap().to_owned();
+    app.request_as(Some(&secret), Method::GET, "/api/v1/pets", None).await;
+
+    let usage = call(&app, staff, "admin_keys", "").await;
+    let row = usage.body.as_array().unwrap().iter().find(|row| row["key"]["name"] == "partner").cloned().unwrap();
+    assert_eq!(row["used_today"], 1, "{row}");
+
+    let revoked = call(&app, staff, "staff_revoke_key", &format!("id={}", key.body["id"])).await;
+    assert!(revoked.body["revokedAt"].is_string(), "{}", revoked.text);
+    app.request_as(Some(&secret), Method::GET, "/api/v1/pets", None).await.assert_error(401, "invalid_api_key");
+}
+
+#[tokio::test]
+async fn the_api_takes_a_session_only_from_the_sites_own_pages() {
+    let app = TestApp::new().await;
+    let (_, cookie) = session(&app, Role::Customer).await;
+    let get = |cookie: &str, site: Option<&str>, key: Option<&str>| {
+        let mut request = Request::get("/api/v1/pets").header(header::COOKIE, cookie);
+        if let Some(site) = site {
+            request = request.header("sec-fetch-site", site);
+        }
+        if let Some(key) = key {
+            request = request.header("x-api-key", key);
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    app.send(get(&cookie, None, None)).await.assert_error(401, "missing_api_key");
+    app.send(get(&cookie, Some("cross-site"), None)).await.assert_error(401, "missing_api_key");
+    app.send(get(&cookie, Some("same-site"), None)).await.assert_error(401, "missing_api_key");
+    let ok = app.send(get(&cookie, Some("same-origin"), None)).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.text);
+    assert_eq!(ok.header("x-ratelimit-limit"), Some("300"), "the session's key's plan (Pro)");
+    // A key, when sent, is the credential, even beside a session.
+    app.send(get(&cookie, Some("same-origin"), Some("psk_0000000000_nope"))).await.assert_error(401, "invalid_api_key");
+    // A customer's session may not do an admin's work.
+    let write = Request::post("/api/v1/categories")
+        .header(header::COOKIE, &cookie)
+        .header("sec-fetch-site", "same-origin")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(r#"{"name":"Cats"}"#))
+        .unwrap();
+    app.send(write).await.assert_error(403, "forbidden");
+}
+
+#[tokio::test]
+async fn the_dashboard_counts_api_requests_per_key_and_draws_stock_and_orders() {
+    let app = TestApp::new().await;
+    let category = app.category("Dogs").await;
+    let pet = app.pet("Rex", category, None).await;
+    app.put(&format!("/api/v1/store/inventory/{pet}"), serde_json::json!({"quantity": 5})).await;
+    let (busy_id, busy) = app.key(Role::Customer, Plan::Pro, None).await;
+    for _ in 0..4 {
+        app.request_as(Some(&busy), Method::GET, "/api/v1/pets", None).await;
+    }
+    let placed = app
+        .request_as(
+            Some(&busy),
+            Method::POST,
+            "/api/v1/store/orders",
+            Some(serde_json::json!({"petId": pet, "quantity": 2})),
+        )
+        .await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.text);
+    app.request_as(None, Method::GET, "/api/v1/pets", None).await;
+
+    let (_, staff) = session(&app, Role::Admin).await;
+    let dashboard = call(&app, Some(&staff), "staff_dashboard", "").await;
+    assert_eq!(dashboard.status, StatusCode::OK, "{}", dashboard.text);
+    let body = &dashboard.body;
+    let sum = |series: &serde_json::Value| {
+        series["per_minute"].as_array().unwrap().iter().map(|n| n.as_i64().unwrap()).sum::<i64>()
+    };
+    // Three calls by the test admin's key (category, pet, stock), five by `busy`, one anonymous.
+    assert_eq!(sum(&body["api"]), 9, "{body}");
+    assert_eq!(body["api"]["per_minute"].as_array().unwrap().len(), 60);
+    assert_eq!(body["busiest"][0]["key_id"], busy_id, "{body}");
+    assert_eq!(sum(&body["busiest"][0]), 5);
+    assert!(body["busiest"][0]["label"].as_str().unwrap().contains(&format!("(key {busy_id})")));
+    let hours = body["orders_per_hour"].as_array().unwrap();
+    assert_eq!(hours.len(), 24);
+    assert_eq!(hours[10], 1, "T0 is 10:00 UTC: {body}");
+    assert_eq!(body["hour_now"], 10);
+    let available = body["stock"].as_array().unwrap().iter().find(|s| s["status"] == "available").unwrap();
+    assert_eq!((available["pets"].as_i64(), available["units"].as_i64()), (Some(1), Some(3)), "{body}");
+}
