@@ -256,16 +256,33 @@ async fn first_visit(http: &Http, base: &str) -> (usize, usize, usize, usize) {
     (html.len(), fetch("/".to_owned()).await, 1 + assets.len(), bytes)
 }
 
-/// The release WASM: raw bytes and `gzip -9` bytes.
-fn wasm_sizes(site_root: &Path) -> (u64, u64) {
-    let wasm: PathBuf = std::fs::read_dir(site_root.join("pkg"))
+/// The release WASM, raw bytes and `gzip -9` bytes: the main module every visitor
+/// loads, and the whole app (the main module plus the chunks `--split` made of the
+/// lazily loaded pages, the docs and the staff console).
+struct WasmSizes {
+    main_raw: u64,
+    main_gzip: u64,
+    all_raw: u64,
+    all_gzip: u64,
+}
+
+fn wasm_sizes(site_root: &Path) -> WasmSizes {
+    let files: Vec<PathBuf> = std::fs::read_dir(site_root.join("pkg"))
         .expect("target/site/pkg (run `make bench`, which builds it)")
         .filter_map(|entry| Some(entry.ok()?.path()))
-        .find(|path| path.extension().is_some_and(|e| e == "wasm"))
-        .expect("a .wasm in target/site/pkg");
-    let raw = std::fs::metadata(&wasm).unwrap().len();
-    let gzip = Command::new("gzip").args(["-9", "-c"]).arg(&wasm).output().expect("gzip runs");
-    (raw, gzip.stdout.len() as u64)
+        .filter(|path| path.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    let sizes = |path: &PathBuf| {
+        let gzip = Command::new("gzip").args(["-9", "-c"]).arg(path).output().expect("gzip runs");
+        (std::fs::metadata(path).unwrap().len(), gzip.stdout.len() as u64)
+    };
+    let main = files
+        .iter()
+        .find(|path| path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("petstore.")))
+        .expect("the main petstore.*.wasm in target/site/pkg");
+    let (main_raw, main_gzip) = sizes(main);
+    let (all_raw, all_gzip) = files.iter().map(sizes).fold((0, 0), |(r, g), (raw, gzip)| (r + raw, g + gzip));
+    WasmSizes { main_raw, main_gzip, all_raw, all_gzip }
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -363,7 +380,7 @@ async fn main() {
     }
 
     let (html_raw, html_sent, visit_requests, visit_bytes) = first_visit(&http, &base).await;
-    let (wasm_raw, wasm_gzip) = wasm_sizes(&site_root);
+    let wasm = wasm_sizes(&site_root);
     let rss_load = rows.iter().map(|r| r.rss_peak).fold(0.0, f64::max);
     let startup = server.startup;
     server.stop();
@@ -398,7 +415,13 @@ async fn main() {
         first_startup.as_secs_f64() * 1000.0
     );
     println!("resident memory: {rss_idle:.1} MiB idle, {rss_load:.1} MiB at most under load");
-    println!("release WASM: {} KiB raw, {} KiB gzip -9", wasm_raw / 1024, wasm_gzip / 1024);
+    println!(
+        "release WASM: main {} KiB raw, {} KiB gzip -9; whole app with the lazy chunks {} KiB raw, {} KiB gzip -9",
+        wasm.main_raw / 1024,
+        wasm.main_gzip / 1024,
+        wasm.all_raw / 1024,
+        wasm.all_gzip / 1024
+    );
     println!("catalog page: {html_raw} bytes of HTML ({html_sent} bytes as sent compressed)");
     println!("first visit to the catalog: {visit_requests} requests, {visit_bytes} bytes (compressed)");
 
@@ -426,7 +449,8 @@ async fn main() {
         ("SSR catalog p50 < 5 ms", judge("SSR catalog", &|o| o.p50_us < 5_000)),
         ("start to first 200 < 300 ms", Some(startup_ms < 300.0)),
         ("resident memory under load < 80 MB", Some(rss_load * 1.048_576 < 80.0)),
-        ("release WASM < 400 KB gzip", Some(wasm_gzip < 400_000)),
+        ("release WASM of the whole app < 400 KB gzip", Some(wasm.all_gzip < 400_000)),
+        ("main WASM (what every visitor loads) < 400 KB gzip", Some(wasm.main_gzip < 400_000)),
     ];
     println!();
     for (budget, met) in &budgets {
@@ -458,8 +482,10 @@ async fn main() {
         "startupEmptyFileMs": (first_startup.as_secs_f64() * 1000.0).round(),
         "rssIdleMiB": rss_idle,
         "rssUnderLoadMiB": rss_load,
-        "wasmBytes": wasm_raw,
-        "wasmGzipBytes": wasm_gzip,
+        "wasmBytes": wasm.main_raw,
+        "wasmGzipBytes": wasm.main_gzip,
+        "wasmAllBytes": wasm.all_raw,
+        "wasmAllGzipBytes": wasm.all_gzip,
         "catalogHtmlBytes": html_raw,
         "catalogHtmlSentBytes": html_sent,
         "firstVisitRequests": visit_requests,
