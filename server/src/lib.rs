@@ -62,6 +62,12 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
             reference,
         );
         move || {
+            // The nonce the security layer will name in the page's policy.
+            if let Some(nonce) =
+                use_context::<axum::http::request::Parts>().as_ref().and_then(ops::security::page_nonce)
+            {
+                provide_context(nonce);
+            }
             provide_context(context.0.clone());
             provide_context(context.1.clone());
             provide_context(context.2.clone());

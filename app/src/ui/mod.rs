@@ -26,8 +26,8 @@ use pet::PetPage;
 
 /// The document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    content_security_policy();
+    // Its Content-Security-Policy, with this request's nonce on every inline script,
+    // is set by the server's `ops::security` layer.
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -45,28 +45,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <App/>
             </body>
         </html>
-    }
-}
-
-/// The page's Content-Security-Policy: scripts only from this origin or inline with this
-/// response's nonce (leptos_axum makes one per request and puts it on every inline
-/// script it writes), WASM allowed to compile, styles only from the stylesheet, and no
-/// framing. Debug builds also allow the `cargo leptos watch` reload socket.
-#[cfg(feature = "ssr")]
-fn content_security_policy() {
-    use axum::http::{HeaderValue, header};
-    let (Some(nonce), Some(response)) = (leptos::nonce::use_nonce(), use_context::<leptos_axum::ResponseOptions>())
-    else {
-        return;
-    };
-    let reload = if cfg!(debug_assertions) { " ws:" } else { "" };
-    let policy = format!(
-        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; connect-src 'self'{reload}; object-src 'none'; base-uri 'none'; \
-         form-action 'self'; frame-ancestors 'none'"
-    );
-    if let Ok(value) = HeaderValue::from_str(&policy) {
-        response.insert_header(header::CONTENT_SECURITY_POLICY, value);
     }
 }
 

@@ -1,15 +1,21 @@
 //! Headers every response carries, caching rules for static files, and the refusal of
 //! cross-site calls to the server functions.
 //!
-//! Pages set their own Content-Security-Policy, with the per-request nonce of their
-//! hydration scripts (`app::csp`); everything else (JSON, assets, errors) gets the
-//! strictest one, since none of it is meant to run or be framed.
+//! Pages get a Content-Security-Policy naming the nonce of their inline hydration
+//! scripts: this layer makes the nonce, hands it to Leptos through the request (see
+//! `page_nonce`), and writes the policy on the way out. Everything else (JSON, assets,
+//! errors) gets the strictest policy, since none of it is meant to run or be framed.
+//!
+//! The policy used to be set by the page itself, through leptos_axum's
+//! `ResponseOptions`; on lazily loaded routes (/docs, the console) that header was
+//! missing from a few responses in a hundred, and the page then could not hydrate.
 
 use app::error::{AppError, ErrorCode};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use leptos::nonce::Nonce;
 
 /// For responses that are not pages: nothing may load, run or frame them.
 const CSP_NOT_A_PAGE: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -17,16 +23,36 @@ const CSP_NOT_A_PAGE: &str = "default-src 'none'; frame-ancestors 'none'; base-u
 /// Where the server functions live (`app::server_fns`).
 const SERVER_FN_PREFIX: &str = "/_app/";
 
-pub async fn headers(request: Request, next: Next) -> Response {
+/// A page's policy: scripts only from this origin or inline with this response's nonce,
+/// WASM allowed to compile, styles only from the stylesheet, and no framing. Debug
+/// builds also allow the `cargo leptos watch` reload socket.
+fn page_policy(nonce: &Nonce) -> Option<HeaderValue> {
+    let reload = if cfg!(debug_assertions) { " ws:" } else { "" };
+    HeaderValue::from_str(&format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; connect-src 'self'{reload}; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'"
+    ))
+    .ok()
+}
+
+/// The nonce this layer made for the request, for Leptos to put on its inline scripts
+/// (provided as context to every page, in place of the one leptos_axum makes).
+pub fn page_nonce(parts: &axum::http::request::Parts) -> Option<Nonce> {
+    parts.extensions.get::<Nonce>().cloned()
+}
+
+pub async fn headers(mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
+    let nonce = Nonce::new();
+    request.extensions_mut().insert(nonce.clone());
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP_NOT_A_PAGE));
-    }
+    let policy = if is_html(headers) { page_policy(&nonce) } else { None };
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy.unwrap_or(HeaderValue::from_static(CSP_NOT_A_PAGE)));
     if !headers.contains_key(header::CACHE_CONTROL) {
         if let Some(policy) = cache_policy(&path, headers) {
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
@@ -39,9 +65,7 @@ pub async fn headers(request: Request, next: Next) -> Response {
 /// under that name: cache them for a year. Other files and pages are revalidated; pages
 /// differ per signed-in user, so shared caches must not keep them.
 fn cache_policy(path: &str, headers: &HeaderMap) -> Option<&'static str> {
-    let is_html =
-        headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/html"));
-    if is_html {
+    if is_html(headers) {
         Some("private, no-cache")
     } else if path.starts_with("/pkg/") {
         Some(if has_content_hash(path) { "public, max-age=31536000, immutable" } else { "no-cache" })
@@ -50,6 +74,10 @@ fn cache_policy(path: &str, headers: &HeaderMap) -> Option<&'static str> {
     } else {
         Some("no-cache")
     }
+}
+
+fn is_html(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/html"))
 }
 
 /// `name.<hash>.ext`, where cargo-leptos's hash is at least 8 hexadecimal-ish characters.
