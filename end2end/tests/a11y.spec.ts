@@ -1,8 +1,8 @@
-import { test, expect, Page } from '@playwright/test';
+import { Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
 
 // Accessibility (axe: no serious or critical violations), keyboard reach, and a
 // screenshot of every page at desktop and phone widths for reviewers, in

@@ -1,5 +1,4 @@
-import { test, expect } from '@playwright/test';
-import { failOnPageErrors, hydrated } from './helpers';
+import { expect, test, failOnPageErrors, hydrated } from './helpers';
 
 // The demo catalog as `make run` loads it. Files run in name order on one worker, and
 // this one runs before orders.spec.ts changes any stock.

@@ -1,5 +1,5 @@
-import { test, expect, Page } from '@playwright/test';
-import { cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+import { Page } from '@playwright/test';
+import { expect, test, cliKey, failOnPageErrors, hydrated, signIn, unique } from './helpers';
 
 // The staff console: what staff do in it, and that nobody else gets in.
 
@@ -12,79 +12,83 @@ async function staffPage(page: Page, path: string) {
 
 test('staff create a category and a pet, set its stock, and a shopper sees it', async ({ page, browser }) => {
   await signIn(page, cliKey('admin', 'e2e console'));
+  const category = unique('Ferrets');
+  const pet = unique('Noodle');
 
   await staffPage(page, '/admin/categories');
   const newCategory = page.getByRole('region', { name: 'New category' });
-  await newCategory.getByLabel('Name').fill('Ferrets');
+  await newCategory.getByLabel('Name').fill(category);
   await newCategory.getByLabel('Description').fill('Playful and curious.');
   await newCategory.getByRole('button', { name: 'Create category' }).click();
   await expect(newCategory.getByRole('status')).toHaveText('Category created.');
-  await expect(page.getByRole('listitem', { name: 'Category Ferrets' })).toBeVisible();
+  await expect(page.getByRole('listitem', { name: `Category ${category}` })).toBeVisible();
 
   await staffPage(page, '/admin/pets');
   const newPet = page.getByRole('region', { name: 'New pet' });
   // An inline error from the Error object first: no name.
   await newPet.getByLabel('Name').fill('   ');
-  await newPet.getByLabel('Category').selectOption({ label: 'Ferrets' });
+  await newPet.getByLabel('Category').selectOption({ label: category });
   await newPet.getByRole('button', { name: 'Create pet' }).click();
   await expect(newPet.getByRole('alert')).toContainText('validation_failed');
   await expect(newPet.getByRole('alert')).toContainText('name');
   await expect(newPet.getByLabel('Name')).toHaveAttribute('aria-invalid', 'true');
 
-  await newPet.getByLabel('Name').fill('Noodle');
+  await newPet.getByLabel('Name').fill(pet);
   await newPet.getByRole('button', { name: 'Create pet' }).click();
   await expect(newPet.getByRole('status')).toHaveText('Pet created.');
 
   // A new available pet starts with one unit; make it 7.
   // Fewer than 100 pets: all on the first page.
   await staffPage(page, '/admin/inventory');
-  const row = page.locator('tr', { hasText: 'Noodle' });
+  const row = page.locator('tr', { hasText: pet });
   await expect(row).toHaveClass(/low-stock/);
-  await row.getByLabel('Stock of Noodle').fill('7');
+  await row.getByLabel(`Stock of ${pet}`).fill('7');
   await row.getByRole('button', { name: 'Set' }).click();
   await expect(row.getByRole('status')).toHaveText('Saved.');
   await expect(row).not.toHaveClass(/low-stock/);
 
   const shopper = await (await browser.newContext()).newPage();
   failOnPageErrors(shopper);
-  await shopper.goto('/?q=noodle');
-  const card = shopper.locator('.card', { hasText: 'Noodle' });
-  await expect(card).toContainText('Ferrets');
+  await shopper.goto(`/?q=${encodeURIComponent(pet)}`);
+  const card = shopper.locator('.card', { hasText: pet });
+  await expect(card).toContainText(category);
   await expect(card).toContainText('7 in stock');
   await expect(card).toContainText('available');
   await shopper.context().close();
 
   // The category now has a pet, so it cannot go, and says why.
   await staffPage(page, '/admin/categories');
-  const ferrets = page.getByRole('listitem', { name: 'Category Ferrets' });
+  const ferrets = page.getByRole('listitem', { name: `Category ${category}` });
   await expect(ferrets).toContainText('1 pet is in it');
-  await ferrets.getByRole('button', { name: 'Delete Ferrets' }).click();
+  await ferrets.getByRole('button', { name: `Delete ${category}` }).click();
   await expect(ferrets.getByRole('alert')).toContainText('category_in_use');
 });
 
 test('staff edit and delete a pet', async ({ page }) => {
   const key = cliKey('admin', 'e2e editor');
   await signIn(page, key);
+  const before = unique('Temporary');
+  const after = unique('Goldie');
   await staffPage(page, '/admin/pets');
   const newPet = page.getByRole('region', { name: 'New pet' });
-  await newPet.getByLabel('Name').fill('Temporary');
+  await newPet.getByLabel('Name').fill(before);
   await newPet.getByLabel('Category').selectOption({ label: 'Fish' });
   await newPet.getByRole('button', { name: 'Create pet' }).click();
   await expect(newPet.getByRole('status')).toHaveText('Pet created.');
 
-  await staffPage(page, '/admin/pets?q=temporary');
-  await page.getByRole('link', { name: 'Temporary' }).click();
-  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Edit Temporary');
+  await staffPage(page, `/admin/pets?q=${encodeURIComponent(before)}`);
+  await page.getByRole('link', { name: before }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Edit ${before}`);
   await hydrated(page);
-  await page.getByLabel('Name').fill('Goldie');
+  await page.getByLabel('Name').fill(after);
   await page.getByLabel('Status').selectOption('pending');
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Edit Goldie');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Edit ${after}`);
   await expect(page.getByText('Saved.')).toBeVisible();
 
-  await page.getByRole('button', { name: 'Delete Goldie' }).click();
+  await page.getByRole('button', { name: `Delete ${after}` }).click();
   await expect(page).toHaveURL(/\/admin\/pets$/);
-  const gone = await page.request.get('/api/v1/pets?q=goldie', { headers: { 'X-API-Key': key } });
+  const gone = await page.request.get(`/api/v1/pets?q=${encodeURIComponent(after)}`, { headers: { 'X-API-Key': key } });
   expect(await gone.json()).toEqual([]);
 });
 
@@ -120,7 +124,8 @@ test('staff create a key (shown once), see its usage, and revoke it: its next ca
   await signIn(page, cliKey('admin', 'e2e keys'));
   await staffPage(page, '/admin/keys');
   const form = page.getByRole('region', { name: 'New key' });
-  await form.getByLabel('Name').fill('partner app');
+  const name = unique('partner app');
+  await form.getByLabel('Name').fill(name);
   await form.getByLabel('Plan').selectOption('enterprise');
   await form.getByRole('button', { name: 'Create key' }).click();
   // Enterprise needs its limits: an inline error first.
@@ -135,7 +140,7 @@ test('staff create a key (shown once), see its usage, and revoke it: its next ca
   expect(before.status()).toBe(200);
   await page.reload();
   await hydrated(page);
-  const row = page.locator('tr', { hasText: 'partner app' });
+  const row = page.locator('tr', { hasText: name });
   await expect(row).toContainText('1 / 50000');
 
   await row.getByRole('button', { name: /Revoke key/ }).click();
@@ -147,7 +152,8 @@ test('staff create a key (shown once), see its usage, and revoke it: its next ca
 
 test('the dashboard draws stock, orders and API traffic', async ({ page }) => {
   await signIn(page, cliKey('admin', 'e2e dashboard'));
-  const key = cliKey('customer', 'e2e busy key');
+  const busy = unique('e2e busy key');
+  const key = cliKey('customer', busy);
   for (let i = 0; i < 5; i++) {
     expect((await page.request.get('/api/v1/pets?limit=1', { headers: { 'X-API-Key': key } })).status()).toBe(200);
   }
@@ -155,7 +161,7 @@ test('the dashboard draws stock, orders and API traffic', async ({ page }) => {
   await expect(page.getByRole('img', { name: /^Pets by status\. available: \d+ pets/ })).toBeVisible();
   await expect(page.getByRole('img', { name: /^Orders placed per hour today/ })).toBeVisible();
   await expect(page.getByRole('img', { name: /^API requests per minute, last hour: \d+ in all/ })).toBeVisible();
-  await expect(page.getByText(/e2e busy key \(key \d+\): [5-9]\d* requests in the last hour/)).toBeVisible();
+  await expect(page.getByText(new RegExp(`${busy} \\(key \\d+\\): [5-9]\\d* requests in the last hour`))).toBeVisible();
 });
 
 test('console forms work without JavaScript', async ({ browser }) => {
@@ -166,11 +172,12 @@ test('console forms work without JavaScript', async ({ browser }) => {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.locator('.who')).toHaveText('Signed in (admin)');
   await page.goto('/admin/categories');
+  const category = unique('Hamsters');
   const form = page.getByRole('region', { name: 'New category' });
-  await form.getByLabel('Name').fill('Hamsters');
+  await form.getByLabel('Name').fill(category);
   await form.getByRole('button', { name: 'Create category' }).click();
   await expect(page).toHaveURL(/\/admin\/categories/);
-  await expect(page.getByRole('listitem', { name: 'Category Hamsters' })).toBeVisible();
+  await expect(page.getByRole('listitem', { name: `Category ${category}` })).toBeVisible();
   await context.close();
 });
 

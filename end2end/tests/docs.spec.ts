@@ -1,5 +1,4 @@
-import { test, expect } from '@playwright/test';
-import { cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, signIn, unique } from './helpers';
 
 // /docs: the API reference drawn from the live OpenAPI document, and its try-it panels.
 
@@ -84,7 +83,7 @@ test('try it with a pasted key, by keyboard alone; a bad key shows the Error obj
   await expect(body).toHaveValue(/"name": "Dogs"/);
   await body.focus();
   await page.keyboard.press('ControlOrMeta+a');
-  await page.keyboard.type('{"name": "Axolotls"}');
+  await page.keyboard.type(JSON.stringify({ name: unique('Axolotls') }));
   await page.keyboard.press('Tab');
   await expect(panel.getByLabel('A pasted key')).toBeFocused(); // the signed-in one is disabled
   await page.keyboard.press('Tab');

@@ -1,20 +1,40 @@
-import { expect, Page } from '@playwright/test';
+import { test as base, expect, Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
-/** Fails the test on any script error (a page that throws has not really hydrated) and
- *  on anything the Content-Security-Policy blocked. */
+export { expect };
+
+/** What went wrong in the pages of the running test (see `failOnPageErrors`). */
+const pageProblems: string[] = [];
+
+/** `test` that fails a test in whose pages a script threw or the Content-Security-Policy
+ *  blocked something, listing what happened (a listener that throws would only be
+ *  logged, and the test would fail later and less clearly, if at all). */
+export const test = base.extend<{ pageProblemsChecked: void }>({
+  pageProblemsChecked: [
+    async ({}, use) => {
+      pageProblems.length = 0;
+      await use();
+      expect(pageProblems, 'script errors or CSP violations in the pages').toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+/** Records any script error of the page (a page that throws has not really hydrated)
+ *  and anything the Content-Security-Policy blocked; the test fails on them. */
 export function failOnPageErrors(page: Page) {
   // A Rust panic reaches the page as `unreachable`; its message went to the console
   // just before (console_error_panic_hook), so report that too.
   let lastConsoleError = '';
   page.on('pageerror', (error) => {
-    throw new Error(`page error: ${error.message} (last console error: ${lastConsoleError || 'none'})`);
+    pageProblems.push(`page error on ${page.url()}: ${error.message} (last console error: ${lastConsoleError || 'none'})`);
   });
   page.on('console', (message) => {
-    if (message.type() === 'error') lastConsoleError = message.text();
-    if (message.type() === 'error' && /Content[ -]Security[ -]Policy/i.test(message.text())) {
-      throw new Error(`CSP violation: ${message.text()}`);
+    if (message.type() !== 'error') return;
+    lastConsoleError = message.text();
+    if (/Content[ -]Security[ -]Policy/i.test(message.text())) {
+      pageProblems.push(`CSP violation on ${page.url()}: ${message.text()}`);
     }
   });
 }
@@ -42,4 +62,10 @@ export async function signIn(page: Page, key: string) {
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.locator('.who')).toBeVisible();
+}
+
+/** `base` with a suffix of this run, so that a test can run again over the same
+ *  database (`--repeat-each`) without colliding with what it made before. */
+export function unique(base: string): string {
+  return `${base} ${Math.random().toString(36).slice(2, 7)}`;
 }

@@ -1,5 +1,5 @@
-import { test, expect, Page } from '@playwright/test';
-import { cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+import { Page } from '@playwright/test';
+import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
 
 // Ordering in the browser: the state table as a shopper and the staff see it.
 // Runs after catalog.spec.ts (name order, one worker): it changes the demo stock.

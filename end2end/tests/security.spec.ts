@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { failOnPageErrors, hydrated } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
 
 test('the catalog hydrates under its Content-Security-Policy without a violation', async ({ page }) => {
   const violations: string[] = [];
@@ -33,5 +32,19 @@ test('assets have content-hashed names and are cached for a year; pages are not'
   }
   for (const [name, headers] of assets) {
     expect(headers['cache-control'], name).toBe('public, max-age=31536000, immutable');
+  }
+});
+
+test('lazily loaded pages carry their policy and hydrate under it, every time', async ({ page }) => {
+  // A policy set through leptos_axum's ResponseOptions went missing from a few of these
+  // pages in a hundred; the server's security layer writes it now.
+  failOnPageErrors(page);
+  await signIn(page, cliKey('admin', 'e2e policy'));
+  for (let round = 0; round < 4; round++) {
+    for (const path of ['/docs', '/admin', '/admin/categories', '/admin/keys']) {
+      const response = await page.goto(path);
+      expect(response!.headers()['content-security-policy'], path).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9_-]{16,}'/);
+      await hydrated(page);
+    }
   }
 });
