@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::{FormOutcome, invalid};
+use super::{FormOutcome, NameField, invalid};
 use crate::model::CategorySummary;
 use crate::server_fns::{DeleteCategory, SaveCategory, categories};
 use crate::ui::widgets::ErrorNotice;
@@ -22,10 +22,7 @@ pub fn CategoriesConsole() -> impl IntoView {
         <section class="panel" aria-labelledby="new-category">
             <h2 id="new-category">"New category"</h2>
             <ActionForm action=create attr:class="row-form">
-                <label>"Name"
-                    <input type="text" name="name" required maxlength="100"
-                        aria-invalid=move || invalid(&result.get(), "name").to_string()/>
-                </label>
+                <NameField invalid=move || invalid(&result.get(), "name")/>
                 <label class="grow">"Description"
                     <input type="text" name="description" maxlength="1000"/>
                 </label>

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::{FormOutcome, invalid};
+use super::{FormOutcome, NameField, invalid};
 use crate::model::{Plan, Role};
 use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys};
 use crate::ui::account::NewKey;
@@ -22,10 +22,7 @@ pub fn KeysConsole() -> impl IntoView {
         <section class="panel" aria-labelledby="new-key-title">
             <h2 id="new-key-title">"New key"</h2>
             <ActionForm action=create attr:class="row-form">
-                <label>"Name"
-                    <input type="text" name="name" required maxlength="100"
-                        aria-invalid=move || invalid(&result.get(), "name").to_string()/>
-                </label>
+                <NameField invalid=move || invalid(&result.get(), "name")/>
                 <label>"Role"
                     <select name="role">
                         {Role::ALL.into_iter().map(|role| view! { <option value=role.as_str()>{role.as_str()}</option> }).collect_view()}

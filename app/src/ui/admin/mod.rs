@@ -90,6 +90,18 @@ pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     }
 }
 
+/// The "Name" field of the console's forms (pets, categories, keys share its limits),
+/// marked invalid while the last answer blames it.
+#[component]
+pub fn NameField(#[prop(into)] invalid: Signal<bool>, #[prop(optional, into)] value: String) -> impl IntoView {
+    view! {
+        <label>"Name"
+            <input type="text" name="name" required maxlength="100" value=value
+                aria-invalid=move || invalid.get().to_string()/>
+        </label>
+    }
+}
+
 /// Whether the last result is a validation error about `field` (to mark the input).
 pub fn invalid<T>(result: &Option<Result<T, AppError>>, field: &str) -> bool {
     matches!(result, Some(Err(error)) if error.field() == Some(field))

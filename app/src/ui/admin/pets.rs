@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{FormOutcome, invalid};
+use super::{FormOutcome, NameField, invalid};
 use crate::model::{CategorySummary, PetCard, PetStatus};
 use crate::server_fns::{DeletePet, SavePet, catalog, categories, pet};
 use crate::ui::widgets::{ErrorNotice, StatusBadge, query_string};
@@ -29,10 +29,7 @@ pub fn PetsConsole() -> impl IntoView {
                     let options = category_list.await.unwrap_or_default();
                     view! {
                         <ActionForm action=save attr:class="row-form">
-                            <label>"Name"
-                                <input type="text" name="name" required maxlength="100"
-                                    aria-invalid=move || invalid(&result.get(), "name").to_string()/>
-                            </label>
+                            <NameField invalid=move || invalid(&result.get(), "name")/>
                             <CategoryPicker options selected=None result=result.into()/>
                             <StatusPicker current=None/>
                             <button type="submit">"Create pet"</button>
@@ -123,10 +120,7 @@ pub fn PetEditor() -> impl IntoView {
                     <section class="panel">
                         <ActionForm action=save attr:class="row-form">
                             <input type="hidden" name="id" value=id/>
-                            <label>"Name"
-                                <input type="text" name="name" required maxlength="100" value=name.clone()
-                                    aria-invalid=move || invalid(&result.get(), "name").to_string()/>
-                            </label>
+                            <NameField invalid=move || invalid(&result.get(), "name") value=name.clone()/>
                             <CategoryPicker options selected=Some(category_id) result=result.into()/>
                             <StatusPicker current=Some(status)/>
                             <button type="submit">"Save"</button>
