@@ -14,7 +14,7 @@ use app::services::limits::RateLimiter;
 use app::services::traffic::Traffic;
 use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 
 pub use config::Config;
 
@@ -48,7 +48,7 @@ impl AppState {
 /// The whole application: REST API, server functions, pages, static assets and the
 /// operator's endpoints, inside the layers of `ops::wrap`.
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
-    let routes = generate_route_list(app::App);
+    let routes = route_list();
     let reference = Arc::new(app::reference::ApiReference::build(&api::openapi::document(&state.config)));
     // What server functions and pages find with `use_context` (the 404 page included,
     // whose header asks who is signed in).
@@ -90,4 +90,13 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
         .with_state(leptos_options);
     ops::wrap(router, request_timeout)
+}
+
+/// The pages' routes, found once per process by rendering the app without data. While
+/// leptos does that, a process-wide flag stops every resource that starts loading (in
+/// any request being rendered) for good (leptos issue #4773), so it must never run
+/// beside a render: only the first `app()` does it, before anything can be served.
+fn route_list() -> Vec<AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(app::App)).clone()
 }

@@ -77,3 +77,32 @@ async fn storefront_pages_stay_html() {
     assert_eq!(reply.status.as_u16(), 404);
     assert!(reply.header("content-type").unwrap_or_default().starts_with("text/html"), "{:?}", reply.headers);
 }
+
+/// Building the app (another test's, or a restart's) while a page renders must not stall
+/// that page: leptos marks route-list generation with a process-wide flag, and a
+/// resource first polled while it is set never loads (leptos issue #4773), so the
+/// route list is generated once per process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_render_while_another_app_is_built() {
+    let app = TestApp::new().await;
+    let state = app.state.clone();
+    let building = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let runtime = tokio::runtime::Handle::current();
+    let builder = std::thread::spawn({
+        let building = building.clone();
+        move || {
+            let _inside = runtime.enter(); // building spawns leptos tasks
+            let options = leptos::prelude::LeptosOptions::builder().output_name("petstore").build();
+            while building.load(std::sync::atomic::Ordering::Relaxed) {
+                drop(server::app(state.clone(), options.clone()));
+            }
+        }
+    });
+    for round in 0..200 {
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(5), app.get("/no/such/page")).await;
+        let reply = reply.unwrap_or_else(|_| panic!("round {round}: the 404 page stalled"));
+        assert_eq!(reply.status.as_u16(), 404, "round {round}");
+    }
+    building.store(false, std::sync::atomic::Ordering::Relaxed);
+    builder.join().unwrap();
+}
