@@ -220,7 +220,7 @@ impl TrafficSeries {
 }
 
 /// The filters of a pet listing, as the REST API and the catalog page accept them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PetFilter {
     pub status: Option<PetStatus>,
     pub category_id: Option<i64>,

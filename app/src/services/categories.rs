@@ -1,8 +1,11 @@
 //! Categories: unique names (case-insensitively), and no deleting one that pets use.
 
+use std::sync::LazyLock;
+
 use crate::db::{Pool, begin_write};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{Category, CategorySummary, NewCategory, Page};
+use crate::services::cache::ReadCache;
 use crate::services::paging::PageRequest;
 use crate::services::validate;
 
@@ -18,15 +21,19 @@ pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<Category>> {
 
 /// Every category with its number of pets, by name: the storefront's pickers and the
 /// categories page.
+/// (Cached: every page of the storefront asks for them; see `cache`.)
 pub async fn summaries(pool: &Pool) -> AppResult<Vec<CategorySummary>> {
-    let rows = sqlx::query_as(
-        "SELECT c.id, c.name, c.description, COUNT(p.id) AS pet_count
-         FROM categories c LEFT JOIN pets p ON p.category_id = c.id
-         GROUP BY c.id ORDER BY c.name_key, c.id",
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows)
+    static SUMMARIES: LazyLock<ReadCache<(), Vec<CategorySummary>>> = LazyLock::new(|| ReadCache::new(1));
+    let read = async {
+        Ok(sqlx::query_as(
+            "SELECT c.id, c.name, c.description, COUNT(p.id) AS pet_count
+             FROM categories c LEFT JOIN pets p ON p.category_id = c.id
+             GROUP BY c.id ORDER BY c.name_key, c.id",
+        )
+        .fetch_all(pool)
+        .await?)
+    };
+    SUMMARIES.get_or_read(pool, (), read).await
 }
 
 pub async fn get(pool: &Pool, id: i64) -> AppResult<Category> {
@@ -40,14 +47,16 @@ pub async fn get(pool: &Pool, id: i64) -> AppResult<Category> {
 pub async fn create(pool: &Pool, new: NewCategory) -> AppResult<Category> {
     let name = validate::name("name", &new.name)?;
     let description = validate::description("description", new.description.as_deref())?;
+    let mut tx = begin_write(pool).await?;
     let id: i64 =
         sqlx::query_scalar("INSERT INTO categories (name, name_key, description) VALUES (?, ?, ?) RETURNING id")
             .bind(&name.text)
             .bind(&name.key)
             .bind(&description)
-            .fetch_one(pool)
+            .fetch_one(&mut *tx)
             .await
             .map_err(|e| unique_name(e, &name.text))?;
+    tx.commit().await?;
     Ok(Category { id, name: name.text, description })
 }
 
@@ -55,17 +64,19 @@ pub async fn create(pool: &Pool, new: NewCategory) -> AppResult<Category> {
 pub async fn replace(pool: &Pool, id: i64, new: NewCategory) -> AppResult<Category> {
     let name = validate::name("name", &new.name)?;
     let description = validate::description("description", new.description.as_deref())?;
+    let mut tx = begin_write(pool).await?;
     let updated = sqlx::query("UPDATE categories SET name = ?, name_key = ?, description = ? WHERE id = ?")
         .bind(&name.text)
         .bind(&name.key)
         .bind(&description)
         .bind(id)
-        .execute(pool)
+        .execute(&mut *tx)
         .await
         .map_err(|e| unique_name(e, &name.text))?;
     if updated.rows_affected() == 0 {
         return Err(AppError::not_found("category", id));
     }
+    tx.commit().await?;
     Ok(Category { id, name: name.text, description })
 }
 

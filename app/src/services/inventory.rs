@@ -33,10 +33,10 @@ pub async fn get(pool: &Pool, pet_id: i64) -> AppResult<InventoryItem> {
 pub async fn set(pool: &Pool, pet_id: i64, update: InventoryUpdate) -> AppResult<InventoryItem> {
     let quantity = validate::stock("quantity", update.quantity)?;
     let mut tx = begin_write(pool).await?;
-    state_for_update(&mut tx, pet_id).await?;
+    let current = state_for_update(&mut tx, pet_id).await?;
     let open_orders = open_order_count(&mut tx, pet_id).await?;
     let next = rules::set_inventory(quantity, open_orders);
-    write_state(&mut tx, pet_id, next).await?;
+    write_state(&mut tx, pet_id, current, next).await?;
     tx.commit().await?;
     Ok(InventoryItem { pet_id, quantity: next.stock, status: next.status })
 }
@@ -52,13 +52,24 @@ pub(crate) async fn state_for_update(conn: &mut SqliteConnection, pet_id: i64) -
     Ok(PetState { status, stock })
 }
 
-pub(crate) async fn write_state(conn: &mut SqliteConnection, pet_id: i64, state: PetState) -> AppResult<()> {
-    sqlx::query("UPDATE pets SET status = ? WHERE id = ?").bind(state.status).bind(pet_id).execute(&mut *conn).await?;
-    sqlx::query("UPDATE inventory SET quantity = ? WHERE pet_id = ?")
-        .bind(state.stock)
-        .bind(pet_id)
-        .execute(&mut *conn)
-        .await?;
+/// Moves a pet from `current` (as read by `state_for_update`) to `next`, writing only
+/// what changed: an order that leaves the status as it was is one statement, not two.
+pub(crate) async fn write_state(
+    conn: &mut SqliteConnection,
+    pet_id: i64,
+    current: PetState,
+    next: PetState,
+) -> AppResult<()> {
+    if next.status != current.status {
+        sqlx::query("UPDATE pets SET status = ? WHERE id = ?").bind(next.status).bind(pet_id).execute(&mut *conn).await?;
+    }
+    if next.stock != current.stock {
+        sqlx::query("UPDATE inventory SET quantity = ? WHERE pet_id = ?")
+            .bind(next.stock)
+            .bind(pet_id)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }
 

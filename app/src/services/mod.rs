@@ -2,6 +2,7 @@
 //! server functions both call these functions and nothing else touches SQL.
 
 pub mod auth;
+pub mod cache;
 pub mod categories;
 pub mod clock;
 pub mod dashboard;

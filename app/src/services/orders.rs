@@ -172,7 +172,7 @@ async fn place_in(conn: &mut SqliteConnection, now: i64, caller: Caller, request
         _ => err,
     })?;
     let next = rules::place_order(current, request.quantity)?;
-    write_state(conn, request.pet_id, next).await?;
+    write_state(conn, request.pet_id, current, next).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING id",
     )
@@ -238,7 +238,7 @@ pub async fn cancel(pool: &Pool, now: i64, caller: Caller, id: i64) -> AppResult
         ));
     }
     let current = state_for_update(&mut tx, order.pet_id).await?;
-    write_state(&mut tx, order.pet_id, rules::cancel_order(current, order.quantity)).await?;
+    write_state(&mut tx, order.pet_id, current, rules::cancel_order(current, order.quantity)).await?;
     sqlx::query("UPDATE orders SET cancelled_at = ? WHERE id = ?").bind(now).bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(())
@@ -264,7 +264,7 @@ pub async fn complete(pool: &Pool, now: i64, caller: Caller, id: i64, completion
         .await?;
     let current = state_for_update(&mut tx, order.pet_id).await?;
     let others = open_order_count(&mut tx, order.pet_id).await?;
-    write_state(&mut tx, order.pet_id, rules::complete_order(current, others)).await?;
+    write_state(&mut tx, order.pet_id, current, rules::complete_order(current, others)).await?;
     tx.commit().await?;
     Ok(Order { complete: true, ship_date: Some(ship_date), ..order.to_api() })
 }

@@ -11,7 +11,7 @@ pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
 const CURSOR_PREFIX: &str = "after:";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PageRequest {
     pub limit: u32,
     /// Only rows with an id greater than this one.

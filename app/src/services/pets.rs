@@ -1,11 +1,14 @@
 //! Pets: creation with their initial stock, replacement under the status rules,
 //! listing with filters and keyset paging.
 
+use std::sync::LazyLock;
+
 use sqlx::{QueryBuilder, Sqlite};
 
 use crate::db::{Pool, begin_write};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{NewPet, Page, Pet, PetCard, PetFilter, PetStatus};
+use crate::services::cache::ReadCache;
 use crate::services::paging::PageRequest;
 use crate::services::rules;
 use crate::services::{categories, inventory, validate};
@@ -15,8 +18,17 @@ const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS catego
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
 
+/// Pets by id and pages of pets, as read last (see `cache` for when an entry is served).
+/// A page of 100 cards is about 10 KB, so the pages' cache stays under about 10 MB.
+static CARDS: LazyLock<ReadCache<i64, PetCard>> = LazyLock::new(|| ReadCache::new(10_000));
+static PAGES: LazyLock<ReadCache<(PetFilter, PageRequest), Page<PetCard>>> = LazyLock::new(|| ReadCache::new(1_000));
+
 /// One page of pets with their category name and stock (what the catalog shows).
 pub async fn list_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
+    PAGES.get_or_read(pool, (filter.clone(), page), read_cards(pool, filter, page)).await
+}
+
+async fn read_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
     let mut sql = QueryBuilder::<Sqlite>::new(CARD_COLUMNS);
     sql.push(" WHERE p.id > ").push_bind(page.after);
     if let Some(status) = filter.status {
@@ -48,11 +60,14 @@ pub async fn list(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResu
 }
 
 pub async fn card(pool: &Pool, id: i64) -> AppResult<PetCard> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
-        .bind(id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::not_found("pet", id))
+    let read = async {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+            .ok_or_else(|| AppError::not_found("pet", id))
+    };
+    CARDS.get_or_read(pool, id, read).await
 }
 
 pub async fn get(pool: &Pool, id: i64) -> AppResult<Pet> {
@@ -111,7 +126,7 @@ pub async fn replace(pool: &Pool, id: i64, new: NewPet) -> AppResult<Pet> {
         .bind(id)
         .execute(&mut *tx)
         .await?;
-    inventory::write_state(&mut tx, id, next).await?;
+    inventory::write_state(&mut tx, id, current, next).await?;
     tx.commit().await?;
     Ok(Pet { id, name: name.text, category_id, status: next.status })
 }

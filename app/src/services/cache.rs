@@ -1,0 +1,127 @@
+//! Read caches for the catalog (a pet, a page of pets, the category summaries), so that
+//! a busy storefront or integration costs no database round trip per read.
+//!
+//! An entry is served only while it is
+//! - of the current generation of the data (`db::data_version`): every write this
+//!   process commits moves the generation on, so this process never serves what it has
+//!   itself overwritten, and a client that wrote reads its write; and
+//! - younger than [`TTL`]: a write by another process (the CLI, or another server once
+//!   several share one database) is seen within that time, as with the API-key cache.
+//!
+//! Errors are not cached. Each cache is bounded: when full it is emptied and refills.
+
+use std::future::Future;
+use std::hash::Hash;
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+
+use crate::db::{DataVersion, Pool, data_version};
+use crate::error::AppResult;
+
+pub const TTL: Duration = Duration::from_secs(1);
+
+pub struct ReadCache<K, V> {
+    entries: DashMap<(u64, K), Entry<V>>,
+    capacity: usize,
+}
+
+struct Entry<V> {
+    generation: u64,
+    read_at: Instant,
+    value: V,
+}
+
+impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
+    pub fn new(capacity: usize) -> ReadCache<K, V> {
+        ReadCache { entries: DashMap::new(), capacity }
+    }
+
+    /// The cached value for `key`, or `read`'s answer (cached when it is a success).
+    pub async fn get_or_read<F>(&self, pool: &Pool, key: K, read: F) -> AppResult<V>
+    where
+        F: Future<Output = AppResult<V>>,
+    {
+        let DataVersion { file, generation } = data_version(pool);
+        let key = (file, key);
+        if let Some(entry) = self.entries.get(&key) {
+            if entry.generation == generation && entry.read_at.elapsed() < TTL {
+                return Ok(entry.value.clone());
+            }
+        }
+        let read_at = Instant::now();
+        let value = read.await?;
+        if self.entries.len() >= self.capacity {
+            self.entries.clear();
+        }
+        self.entries.insert(key, Entry { generation, read_at, value: value.clone() });
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::db;
+
+    async fn pool() -> (tempfile::TempDir, Pool) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        (dir, pool)
+    }
+
+    #[tokio::test]
+    async fn serves_the_cached_value_until_a_write_commits() {
+        let (_dir, pool) = pool().await;
+        let cache = ReadCache::<i64, usize>::new(10);
+        let reads = AtomicUsize::new(0);
+        let read = || async { Ok(reads.fetch_add(1, Ordering::SeqCst)) };
+        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0);
+        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0, "cached");
+        assert_eq!(cache.get_or_read(&pool, 2, read()).await.unwrap(), 1, "another key");
+
+        // A rolled-back write changes nothing; a committed one makes every entry stale.
+        drop(db::begin_write(&pool).await.unwrap());
+        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0);
+        db::begin_write(&pool).await.unwrap().commit().await.unwrap();
+        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 2);
+        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_write_during_the_read_keeps_its_result_from_being_served() {
+        let (_dir, pool) = pool().await;
+        let cache = ReadCache::<i64, &str>::new(10);
+        let racing = async {
+            // The write commits after the read started.
+            db::begin_write(&pool).await.unwrap().commit().await.unwrap();
+            Ok("read before the write")
+        };
+        assert_eq!(cache.get_or_read(&pool, 1, racing).await.unwrap(), "read before the write");
+        assert_eq!(cache.get_or_read(&pool, 1, async { Ok("fresh") }).await.unwrap(), "fresh");
+    }
+
+    #[tokio::test]
+    async fn entries_expire_and_errors_are_not_kept() {
+        let (_dir, pool) = pool().await;
+        let cache = ReadCache::<i64, &str>::new(10);
+        let failed = cache.get_or_read(&pool, 1, async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
+        assert!(failed.is_err());
+        assert_eq!(cache.get_or_read(&pool, 1, async { Ok("first") }).await.unwrap(), "first");
+        tokio::time::sleep(TTL + Duration::from_millis(50)).await;
+        assert_eq!(cache.get_or_read(&pool, 1, async { Ok("second") }).await.unwrap(), "second");
+    }
+
+    #[tokio::test]
+    async fn databases_do_not_share_entries_and_a_full_cache_starts_over() {
+        let ((_a, one), (_b, other)) = (pool().await, pool().await);
+        let cache = ReadCache::<i64, &str>::new(2);
+        assert_eq!(cache.get_or_read(&one, 1, async { Ok("one") }).await.unwrap(), "one");
+        assert_eq!(cache.get_or_read(&other, 1, async { Ok("other") }).await.unwrap(), "other");
+        assert_eq!(cache.entries.len(), 2);
+        assert_eq!(cache.get_or_read(&one, 2, async { Ok("two") }).await.unwrap(), "two");
+        assert_eq!(cache.entries.len(), 1, "emptied when full, then the new entry");
+    }
+}
