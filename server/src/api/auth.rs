@@ -14,7 +14,7 @@ use app::model::{Caller, Limits, Plan, Role};
 use app::services::auth::{self, Presented};
 use app::services::limits::{Verdict, WindowState};
 use app::services::sessions;
-use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
@@ -65,8 +65,12 @@ fn browser_session(headers: &HeaderMap) -> Option<&str> {
     same_origin.then(|| sessions::token_from_cookie_header(cookie)).flatten()
 }
 
-/// The layer in front of every API route (fallbacks included).
-pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+/// In front of every API route (fallbacks included): `inner` is the rest of the stack.
+pub async fn guard<F, Fut>(state: &AppState, mut request: Request, inner: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let authenticated = match presented_key(request.headers()) {
         Presented::Nothing => match browser_session(request.headers()) {
             Some(token) => sessions::caller(&state.pool, state.clock.now(), token).await,
@@ -84,7 +88,7 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     let mut response = match verdict {
         Verdict::Allowed(_) => {
             request.extensions_mut().insert(Authenticated(authenticated));
-            next.run(request).await
+            inner(request).await
         }
         Verdict::Limited { retry_after, window } => AppError::too_many(
             ErrorCode::RateLimited,

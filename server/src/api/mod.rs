@@ -14,7 +14,7 @@ pub mod pets;
 use app::error::{AppError, ErrorCode};
 use app::model::Page;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, OriginalUri};
+use axum::extract::{DefaultBodyLimit, OriginalUri, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -28,11 +28,10 @@ use crate::AppState;
 pub const BASE: &str = "/api/v1";
 
 /// The API router (to be nested at [`BASE`]). Authentication and rate limits are one
-/// layer (`auth::guard`) over every route, the fallbacks included.
+/// layer (`every_request`) over every route, the fallbacks included.
 pub fn router<S>(state: AppState) -> Router<S> {
     with_common_layers(openapi::routes(&state.config))
-        .layer(axum::middleware::from_fn(stability_header))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
         // Outermost: browsers' preflight requests are answered here, uncounted.
         .layer(cors())
         .with_state(state)
@@ -53,17 +52,25 @@ pub fn outside_v1<S>(state: AppState) -> Router<S> {
     Router::new()
         .route("/api", axum::routing::any(not_found))
         .route("/api/{*rest}", axum::routing::any(not_found))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
         .layer(cors())
         .with_state(state)
 }
 
-/// `X-API-Stability` on every answer of a beta or experimental operation, whoever
-/// produced it (handler, extractor, guard or body limit).
-async fn stability_header(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let path = request.uri().path().strip_prefix(BASE).unwrap_or(request.uri().path()).to_owned();
-    let stability = openapi::stability(request.method().as_str(), &path);
-    let mut response = next.run(request).await;
+/// What every API request goes through, as one layer (axum clones a route's layers for
+/// each request, so fewer are faster): authentication and rate limits (`auth::guard`),
+/// the Error shape for the body limit's own 413, and `X-API-Stability` on every answer
+/// of a beta or experimental operation, whoever produced it (handler, extractor, guard
+/// or body limit).
+async fn every_request(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let path = request.uri().path();
+    let stability = openapi::stability(request.method().as_str(), path.strip_prefix(BASE).unwrap_or(path));
+    let mut response =
+        auth::guard(&state, request, |request| async move { json_error_for_bare_413(next.run(request).await) }).await;
     if let Some(stability) = stability {
         response.headers_mut().insert("x-api-stability", HeaderValue::from_static(stability));
     }
@@ -79,7 +86,6 @@ fn with_common_layers(routes: Router<AppState>) -> Router<AppState> {
         .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
         // Bodies without a Content-Length (chunked) are cut off at the limit too.
         .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
-        .layer(axum::middleware::map_response(json_error_for_bare_413))
         .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
 }
 
@@ -118,7 +124,7 @@ async fn method_not_allowed(method: Method, uri: OriginalUri) -> AppError {
 
 /// `RequestBodyLimitLayer` answers an oversized Content-Length itself, with a plain-text
 /// body; give it the Error shape like every other API error.
-async fn json_error_for_bare_413(response: Response) -> Response {
+fn json_error_for_bare_413(response: Response) -> Response {
     let is_bare_413 = response.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE
         && response.headers().get(header::CONTENT_TYPE).is_none_or(|v| v != "application/json");
     if is_bare_413 {

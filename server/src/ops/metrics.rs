@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use app::model::Role;
 use app::services::auth;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderMap, header};
-use axum::middleware::Next;
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use metrics::SharedString;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use crate::AppState;
@@ -62,21 +62,38 @@ pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Counts every request and its latency under the route's template (`/api/v1/pets/{petId}`),
-/// never the raw path, so that the number of series stays bounded.
-pub async fn record(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().as_str().to_owned();
-    let route = match request.extensions().get::<MatchedPath>() {
-        Some(path) => path.as_str().to_owned(),
-        None if request.uri().path().starts_with("/pkg/") => "/pkg/{file}".to_owned(),
-        None => "unmatched".to_owned(),
-    };
-    let response = next.run(request).await;
-    let labels = [("method", method), ("route", route), ("status", response.status().as_str().to_owned())];
-    metrics::counter!("http_requests_total", &labels).increment(1);
-    metrics::histogram!("http_request_duration_seconds", &labels).record(started.elapsed().as_secs_f64());
-    response
+/// Counts every request and its latency under the route's template
+/// (`/api/v1/pets/{petId}`), never the raw path, so that the number of series stays
+/// bounded. Started before the request goes in, finished with the response's head.
+pub struct Timing {
+    started: Instant,
+    method: Method,
+    route: SharedString,
+}
+
+impl Timing {
+    pub fn start(request: &Request) -> Timing {
+        let route = match request.extensions().get::<MatchedPath>() {
+            Some(path) => SharedString::from(path.as_str().to_owned()),
+            None if request.uri().path().starts_with("/pkg/") => SharedString::const_str("/pkg/{file}"),
+            None => SharedString::const_str("unmatched"),
+        };
+        Timing { started: Instant::now(), method: request.method().clone(), route }
+    }
+
+    pub fn finish(self, status: StatusCode) {
+        let method = match self.method {
+            Method::GET => SharedString::const_str("GET"),
+            Method::POST => SharedString::const_str("POST"),
+            Method::PUT => SharedString::const_str("PUT"),
+            Method::PATCH => SharedString::const_str("PATCH"),
+            Method::DELETE => SharedString::const_str("DELETE"),
+            other => SharedString::from(other.as_str().to_owned()),
+        };
+        let labels = [("method", method), ("route", self.route), ("status", SharedString::from(status.as_str().to_owned()))];
+        metrics::counter!("http_requests_total", &labels).increment(1);
+        metrics::histogram!("http_request_duration_seconds", &labels).record(self.started.elapsed().as_secs_f64());
+    }
 }
 
 /// `GET /metrics`: the Prometheus text format.

@@ -2,7 +2,7 @@
 //! cross-site calls to the server functions.
 //!
 //! Pages get a Content-Security-Policy naming the nonce of their inline hydration
-//! scripts: this layer makes the nonce, hands it to Leptos through the request (see
+//! scripts: `ops::every_request` makes the nonce, hands it to Leptos through the request (see
 //! `page_nonce`), and writes the policy on the way out. Everything else (JSON, assets,
 //! errors) gets the strictest policy, since none of it is meant to run or be framed.
 //!
@@ -13,7 +13,6 @@
 use app::error::{AppError, ErrorCode};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use leptos::nonce::Nonce;
 
@@ -42,23 +41,33 @@ pub fn page_nonce(parts: &axum::http::request::Parts) -> Option<Nonce> {
     parts.extensions.get::<Nonce>().cloned()
 }
 
-pub async fn headers(mut request: Request, next: Next) -> Response {
-    let path = request.uri().path().to_owned();
+/// Makes the nonce of a request that may be answered with a page (any but the API's,
+/// the server functions' and the static files'), and puts it in the request.
+pub fn page_nonce_for(request: &mut Request) -> Option<Nonce> {
+    let path = request.uri().path();
+    let not_a_page = ["/api/", SERVER_FN_PREFIX, "/pkg/"].iter().any(|prefix| path.starts_with(prefix));
+    if not_a_page {
+        return None;
+    }
     let nonce = Nonce::new();
     request.extensions_mut().insert(nonce.clone());
-    let mut response = next.run(request).await;
+    Some(nonce)
+}
+
+/// The headers every response gets: pages name their nonce in their policy, anything
+/// else gets the strictest one.
+pub fn set_headers(path: &str, nonce: Option<&Nonce>, response: &mut Response) {
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    let policy = if is_html(headers) { page_policy(&nonce) } else { None };
+    let policy = nonce.filter(|_| is_html(headers)).and_then(page_policy);
     headers.insert(header::CONTENT_SECURITY_POLICY, policy.unwrap_or(HeaderValue::from_static(CSP_NOT_A_PAGE)));
     if !headers.contains_key(header::CACHE_CONTROL) {
-        if let Some(policy) = cache_policy(&path, headers) {
+        if let Some(policy) = cache_policy(path, headers) {
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
         }
     }
-    response
 }
 
 /// Files whose name carries a content hash (`petstore.1a2b3c4d5e.wasm`) never change
@@ -94,21 +103,18 @@ fn has_content_hash(path: &str) -> bool {
 /// rides along), so a page on another site must not be able to call them: a request a
 /// browser marks as cross-site, or whose `Origin` is not this host, is refused. Requests
 /// without either header come from outside a browser, where no cookie is at risk.
-pub async fn reject_cross_site(request: Request, next: Next) -> Response {
-    if request.uri().path().starts_with(SERVER_FN_PREFIX) && is_cross_site(request.headers()) {
-        return AppError::new(ErrorCode::Forbidden, "cross-site requests to the store's own functions are refused")
-            .into_response();
-    }
-    next.run(request).await
+pub fn refuse_cross_site(request: &Request) -> Option<Response> {
+    (request.uri().path().starts_with(SERVER_FN_PREFIX) && is_cross_site(request.headers())).then(|| {
+        AppError::new(ErrorCode::Forbidden, "cross-site requests to the store's own functions are refused")
+            .into_response()
+    })
 }
 
 /// server_fn answers every error with 500. Ours carry their own status (409 out of
 /// stock, 401 not signed in, …): answer with it, so that logs and metrics tell a
 /// refusal from a fault. (The browser side decodes any 4xx or 5xx the same way.)
-pub async fn server_fn_error_status(request: Request, next: Next) -> Response {
-    let is_server_fn = request.uri().path().starts_with(SERVER_FN_PREFIX);
-    let response = next.run(request).await;
-    if !is_server_fn || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+pub async fn server_fn_error_status(path: &str, response: Response) -> Response {
+    if !path.starts_with(SERVER_FN_PREFIX) || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
         return response;
     }
     let (mut parts, body) = response.into_parts();
