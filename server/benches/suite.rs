@@ -85,9 +85,21 @@ impl Server {
         rss_mib(self.child.id())
     }
 
+    /// Stops it as an operator would (SIGTERM, a graceful shutdown).
     fn stop(mut self) {
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let _ = self.child.wait();
+    }
+}
+
+/// A run that fails half-way (an assertion, a panic) does not leave the server running
+/// and holding the terminal's output open.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
