@@ -61,7 +61,11 @@ pub(crate) async fn write_state(
     next: PetState,
 ) -> AppResult<()> {
     if next.status != current.status {
-        sqlx::query("UPDATE pets SET status = ? WHERE id = ?").bind(next.status).bind(pet_id).execute(&mut *conn).await?;
+        sqlx::query("UPDATE pets SET status = ? WHERE id = ?")
+            .bind(next.status)
+            .bind(pet_id)
+            .execute(&mut *conn)
+            .await?;
     }
     if next.stock != current.stock {
         sqlx::query("UPDATE inventory SET quantity = ? WHERE pet_id = ?")

@@ -90,7 +90,8 @@ impl Timing {
             Method::DELETE => SharedString::const_str("DELETE"),
             other => SharedString::from(other.as_str().to_owned()),
         };
-        let labels = [("method", method), ("route", self.route), ("status", SharedString::from(status.as_str().to_owned()))];
+        let labels =
+            [("method", method), ("route", self.route), ("status", SharedString::from(status.as_str().to_owned()))];
         metrics::counter!("http_requests_total", &labels).increment(1);
         metrics::histogram!("http_request_duration_seconds", &labels).record(self.started.elapsed().as_secs_f64());
     }
