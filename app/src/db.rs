@@ -98,11 +98,18 @@ pub struct WriteTx {
 
 impl WriteTx {
     /// Commits, then moves the data to a new generation (after, so that a read which
-    /// sees the new generation also sees the committed rows).
+    /// sees the new generation also sees the committed rows). Both run in a task of
+    /// their own: once `COMMIT` is sent it takes effect even if the caller is dropped (a
+    /// timeout, a client gone), and the generation must then move on all the same.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await?;
-        self.file.generation.fetch_add(1, Ordering::Release);
-        Ok(())
+        let WriteTx { tx, file } = self;
+        let committing = tokio::spawn(async move {
+            let committed = tx.commit().await;
+            // Also after a failed COMMIT: whether it took effect is unknown.
+            file.generation.fetch_add(1, Ordering::Release);
+            committed
+        });
+        committing.await.map_err(|e| sqlx::Error::Protocol(format!("the commit's task failed: {e}")))?
     }
 }
 

@@ -104,6 +104,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_commit_whose_caller_gives_up_still_moves_the_generation() {
+        let (_dir, pool) = pool().await;
+        let before = db::data_version(&pool);
+        let tx = db::begin_write(&pool).await.unwrap();
+        // The caller is dropped after one poll, with COMMIT under way (a timeout, a
+        // client gone); whether or not it had finished, the generation must move on.
+        let mut commit = Box::pin(tx.commit());
+        let _ = std::future::poll_fn(|cx| std::task::Poll::Ready(commit.as_mut().poll(cx))).await;
+        drop(commit);
+        for _ in 0..200 {
+            if db::data_version(&pool) != before {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the generation did not move on, so entries read before the write stay valid");
+    }
+
+    #[tokio::test]
     async fn entries_expire_and_errors_are_not_kept() {
         let (_dir, pool) = pool().await;
         let cache = ReadCache::<i64, &str>::new(10);
