@@ -41,12 +41,11 @@ pub fn page_nonce(parts: &axum::http::request::Parts) -> Option<Nonce> {
     parts.extensions.get::<Nonce>().cloned()
 }
 
-/// Makes the nonce of a request that may be answered with a page (any but the API's,
-/// the server functions' and the static files'), and puts it in the request.
+/// Makes the nonce of a request that may be answered with a page, and puts it in the
+/// request: any but the API's, which answers JSON even for an unknown path. (A missing
+/// file under `/pkg/` or an unknown server function gets the HTML 404 page.)
 pub fn page_nonce_for(request: &mut Request) -> Option<Nonce> {
-    let path = request.uri().path();
-    let not_a_page = ["/api/", SERVER_FN_PREFIX, "/pkg/"].iter().any(|prefix| path.starts_with(prefix));
-    if not_a_page {
+    if request.uri().path().starts_with("/api/") {
         return None;
     }
     let nonce = Nonce::new();
