@@ -293,3 +293,18 @@ async fn cors_allows_any_origin_and_exposes_the_headers() {
         assert!(exposed.contains(name), "{name} in {exposed}");
     }
 }
+
+/// The guard's own refusal of a beta operation says it is beta too: every answer of
+/// `POST /keys` carries `X-API-Stability`, whoever produced it.
+#[tokio::test]
+async fn the_guards_429_on_a_beta_operation_carries_its_stability() {
+    let app = TestApp::new().await;
+    // Requests without a key count against the IP at the Free plan's 60 a minute.
+    for _ in 0..60 {
+        app.request_as(None, Method::GET, "/api/v1/pets", None).await.assert_error(401, "missing_api_key");
+    }
+    let refused = app.request_as(None, Method::POST, "/api/v1/keys", None).await;
+    refused.assert_error(429, "rate_limited");
+    assert_eq!(refused.header("x-api-stability"), Some("beta"));
+    assert_eq!(app.count("api_keys").await, 1, "only the test's admin key");
+}

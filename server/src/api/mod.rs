@@ -42,7 +42,9 @@ pub fn router<S>(state: AppState) -> Router<S> {
 #[doc(hidden)]
 pub fn router_without_guard<S>(state: AppState, caller: app::model::Caller) -> Router<S> {
     with_common_layers(openapi::routes(&state.config))
-        .layer(axum::middleware::from_fn(move |request, next| auth::trust(caller, request, next)))
+        .layer(axum::middleware::from_fn(move |request, next| async move {
+            json_error_for_bare_413(auth::trust(caller, request, next).await)
+        }))
         .with_state(state)
 }
 
