@@ -25,7 +25,9 @@ static PAGES: LazyLock<ReadCache<(PetFilter, PageRequest), Page<PetCard>>> = Laz
 
 /// One page of pets with their category name and stock (what the catalog shows).
 pub async fn list_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
-    PAGES.get_or_read(pool, (filter.clone(), page), read_cards(pool, filter, page)).await
+    // The search text as it is compared, so that "Rex" and "rex" share an entry.
+    let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
+    PAGES.get_or_read(pool, (key, page), read_cards(pool, filter, page)).await
 }
 
 async fn read_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
