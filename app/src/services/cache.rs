@@ -5,8 +5,8 @@
 //! - of the current generation of the data (`db::data_version`): every write this
 //!   process commits moves the generation on, so this process never serves what it has
 //!   itself overwritten, and a client that wrote reads its write; and
-//! - younger than [`TTL`]: a write by another process (the CLI, or another server once
-//!   several share one database) is seen within that time, as with the API-key cache.
+//! - younger than [`TTL`]: a write by another process (another server once several
+//!   share one database) is seen within that time, as with the API-key cache.
 //!
 //! Errors are not cached. Each cache is bounded: when full it is emptied and refills.
 

@@ -67,9 +67,9 @@ pub fn wrap(router: Router, request_timeout: Duration) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }
 
-/// The application's own checks and headers, as one layer: axum clones a route's
-/// layers for every request, and five small ones cost as much as the handler behind
-/// them (docs/PERFORMANCE.md).
+/// The application's own checks and headers, as one layer, since axum clones a route's
+/// layers for every request (measured only together with the read cache,
+/// docs/PERFORMANCE.md).
 /// - metrics: counts and times the request under its route's template;
 /// - refuses cross-site calls to the server functions;
 /// - sets the request's body deadline (read by the API's body extractor, which
