@@ -7,7 +7,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::db::{Pool, begin_write};
+use crate::db::{Pool, begin_write, write};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{Caller, NewOrder, Order, OrderCompletion, OrderFilter, Page, Role};
 use crate::services::clock::rfc3339;
@@ -84,7 +84,29 @@ pub async fn place(
         validated(&new)?; // fail fast, before taking the write lock
     }
 
-    let mut tx = begin_write(pool).await?;
+    // Orders are the hot write: they share transactions in the database's queue.
+    let key = idempotency_key.map(str::to_owned);
+    let (outcome, placed_now) = write(pool, move |conn| {
+        Box::pin(async move { place_recorded(conn, now, caller, &new, key.as_deref(), request_hash).await })
+    })
+    .await?;
+    if placed_now && outcome.is_ok() {
+        metrics::counter!("petstore_orders_placed_total").increment(1);
+    }
+    outcome
+}
+
+/// Places the order and records the answer under its idempotency key, or replays the
+/// answer recorded for it. `Ok` carries the client's answer and whether this call
+/// placed it; `Err` (a failure of ours, or a key reused) writes nothing.
+async fn place_recorded(
+    conn: &mut SqliteConnection,
+    now: i64,
+    caller: Caller,
+    new: &NewOrder,
+    idempotency_key: Option<&str>,
+    request_hash: [u8; 32],
+) -> AppResult<(AppResult<Order>, bool)> {
     if let Some(key) = idempotency_key {
         let record: Option<(Vec<u8>, i64, String)> = sqlx::query_as(
             "SELECT request_hash, status, body FROM idempotency_records
@@ -93,7 +115,7 @@ pub async fn place(
         .bind(caller.key_id)
         .bind(key)
         .bind(now - IDEMPOTENCY_SECONDS)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut *conn)
         .await?;
         if let Some((hash, status, body)) = record {
             if hash != request_hash {
@@ -102,42 +124,40 @@ pub async fn place(
                     "this Idempotency-Key was used for a different request",
                 ));
             }
-            return replay(status, &body);
+            return Ok((replay(status, &body), false));
         }
     }
-    let outcome = match validated(&new) {
-        Ok(request) => place_in(&mut tx, now, caller, &request).await,
+    let outcome = match validated(new) {
+        Ok(request) => place_in(conn, now, caller, &request).await,
         Err(err) => Err(err),
     };
-    if let Err(err) = &outcome {
-        if err.status >= 500 {
-            return outcome; // rolled back; not recorded, so a retry tries again
+    match outcome {
+        // A failure of ours: rolled back and not recorded, so a retry tries again.
+        Err(err) if err.status >= 500 => Err(err),
+        // A placed order, or a refusal (which wrote nothing but this record).
+        outcome => {
+            if let Some(key) = idempotency_key {
+                let (status, body) = match &outcome {
+                    Ok(order) => (201, serde_json::to_string(order)),
+                    Err(err) => (i64::from(err.status), serde_json::to_string(err)),
+                };
+                sqlx::query(
+                    "INSERT OR REPLACE INTO idempotency_records
+                       (key_id, idem_key, request_hash, status, body, created_at)
+                     VALUES (?, ?, ?, ?, ?, ?)",
+                )
+                .bind(caller.key_id)
+                .bind(key)
+                .bind(request_hash.as_slice())
+                .bind(status)
+                .bind(body.map_err(|e| AppError::internal("idempotency record", e))?)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+            }
+            Ok((outcome, true))
         }
     }
-    if let Some(key) = idempotency_key {
-        let (status, body) = match &outcome {
-            Ok(order) => (201, serde_json::to_string(order)),
-            Err(err) => (i64::from(err.status), serde_json::to_string(err)),
-        };
-        sqlx::query(
-            "INSERT OR REPLACE INTO idempotency_records (key_id, idem_key, request_hash, status, body, created_at)
-             VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(caller.key_id)
-        .bind(key)
-        .bind(request_hash.as_slice())
-        .bind(status)
-        .bind(body.map_err(|e| AppError::internal("idempotency record", e))?)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-    }
-    // A refusal wrote nothing but (maybe) its idempotency record.
-    tx.commit().await?;
-    if outcome.is_ok() {
-        metrics::counter!("petstore_orders_placed_total").increment(1);
-    }
-    outcome
 }
 
 /// How many orders are open (neither complete nor cancelled), for the metrics.

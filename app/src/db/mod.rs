@@ -1,14 +1,19 @@
 //! The database: one pool for the process, migrations embedded in the binary.
 //!
-//! Everything SQL lives under `services/`; this module only opens the store. Moving to
-//! PostgreSQL later means another `connect` and the same service signatures.
+//! Everything SQL lives under `services/`; this module opens the store and orders its
+//! writers (`queue`). Moving to PostgreSQL later means another `connect` and the same
+//! service signatures (its row locks would make the queue unnecessary).
+
+mod queue;
+
+pub use queue::{Work, write};
 
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -54,13 +59,20 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
 
 /// What this process keeps beside the pool for one database file: the generation of
 /// its data, which every committed write moves on (the read caches of
-/// `services::cache` compare it).
+/// `services::cache` compare it), and the queue of its writers.
 ///
 /// Services take only the pool, so this is found by the pool's file name; tests open
 /// many files in one process and each gets its own.
 struct FileState {
     id: u64,
     generation: AtomicU64,
+    queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
+}
+
+impl FileState {
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::Release);
+    }
 }
 
 fn file_state(pool: &Pool) -> Arc<FileState> {
@@ -72,7 +84,10 @@ fn file_state(pool: &Pool) -> Arc<FileState> {
     }
     let mut files = FILES.write().unwrap_or_else(|p| p.into_inner());
     let id = files.len() as u64;
-    files.entry(file.to_path_buf()).or_insert_with(|| Arc::new(FileState { id, generation: AtomicU64::new(0) })).clone()
+    files
+        .entry(file.to_path_buf())
+        .or_insert_with(|| Arc::new(FileState { id, generation: AtomicU64::new(0), queue: Mutex::default() }))
+        .clone()
 }
 
 /// Which database file, and which generation of its data, a read sees.
@@ -94,6 +109,9 @@ pub fn data_version(pool: &Pool) -> DataVersion {
 pub struct WriteTx {
     tx: Tx,
     file: Arc<FileState>,
+    // Declared after `tx`, so dropped after it: the queue's next writer begins only
+    // once this transaction has ended.
+    turn: queue::Turn,
 }
 
 impl WriteTx {
@@ -102,11 +120,12 @@ impl WriteTx {
     /// their own: once `COMMIT` is sent it takes effect even if the caller is dropped (a
     /// timeout, a client gone), and the generation must then move on all the same.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let WriteTx { tx, file } = self;
+        let WriteTx { tx, file, turn } = self;
         let committing = tokio::spawn(async move {
             let committed = tx.commit().await;
             // Also after a failed COMMIT: whether it took effect is unknown.
-            file.generation.fetch_add(1, Ordering::Release);
+            file.bump();
+            drop(turn);
             committed
         });
         committing.await.map_err(|e| sqlx::Error::Protocol(format!("the commit's task failed: {e}")))?
@@ -126,19 +145,18 @@ impl DerefMut for WriteTx {
     }
 }
 
-/// Starts a write transaction that takes SQLite's write lock at once (`BEGIN
-/// IMMEDIATE`), so two writers queue on the busy timeout instead of failing with
-/// "database is locked" when a read lock cannot be upgraded. Every write of the catalog
-/// goes through here, so none is missed by the read caches.
+/// Starts a write transaction of its own once this process's queue of writers gets to
+/// it (see `queue`). It takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so that
+/// a writer of another process waits in the busy handler instead of failing with
+/// "database is locked" when a read lock cannot be upgraded. Every write goes through
+/// here or `write`, so none is missed by the read caches.
 ///
-/// (Tried and dropped: queueing this process's writers on a tokio mutex before `BEGIN`,
-/// so that none sleeps in SQLite's busy handler. Each of the transaction's round trips
-/// then waited for its task to be scheduled again while holding the lock: 20 % fewer
-/// orders per second, `cargo bench -p server --bench orders`.)
+/// Do not start a write while holding one: the second waits for the first's turn.
 pub async fn begin_write(pool: &Pool) -> AppResult<WriteTx> {
     let file = file_state(pool);
+    let turn = queue::turn(pool).await?;
     let tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(AppError::from)?;
-    Ok(WriteTx { tx, file })
+    Ok(WriteTx { tx, file, turn })
 }
 
 /// One round trip to the database (for the readiness probe).

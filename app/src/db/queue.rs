@@ -1,0 +1,267 @@
+//! This process's writers of one database file, in one queue.
+//!
+//! SQLite lets one transaction write at a time. Left to race for that lock, writers
+//! sleep in SQLite's busy handler (1 ms and longer between tries, even once the lock is
+//! free), and every order paid a `BEGIN` and a `COMMIT` of its own. The queue instead
+//! - runs the writes given to [`write`] (orders) one after another on one connection,
+//!   as many to a transaction as queued while the last one ran, each in a savepoint of
+//!   its own, so that a write which fails undoes only itself; and
+//! - gives the writers of [`super::begin_write`] (everything else) their turn in the
+//!   same first-come order, between two such transactions, so neither kind starves
+//!   the other.
+//!
+//! Another process (the CLI) still meets this one in SQLite's busy handler.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use sqlx::SqliteConnection;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{FileState, Pool};
+use crate::error::{AppError, AppResult, ErrorCode};
+
+/// What a queued write runs: borrowing the transaction's connection, answering its
+/// result. An `Err` undoes the write's statements; other writes of the transaction
+/// are kept.
+pub type Work<'c, T> = Pin<Box<dyn Future<Output = AppResult<T>> + Send + 'c>>;
+
+/// At most this many writes share a transaction, which bounds how long the first of
+/// them waits for the `COMMIT` of the last.
+const BATCH_MAX: usize = 64;
+/// Writers waiting beyond this many wait to be queued (back-pressure, not an error).
+const QUEUE_MAX: usize = 1_024;
+
+pub(super) enum Request {
+    Write(Job),
+    /// A writer with a transaction of its own: answered when it may begin.
+    Turn(oneshot::Sender<Turn>),
+}
+
+/// The queue's turn. The queue moves on when this is dropped, so a `WriteTx` holds it
+/// until its transaction has ended.
+pub struct Turn(#[allow(dead_code)] oneshot::Sender<()>);
+
+pub(super) type Job =
+    Box<dyn for<'c> FnOnce(&'c mut SqliteConnection) -> Pin<Box<dyn Future<Output = Ran> + Send + 'c>> + Send>;
+
+/// A write that has run: how to answer its caller once the transaction's fate is known,
+/// and whether the transaction can go on (its savepoint was closed).
+pub(super) struct Ran {
+    answer: Box<dyn FnOnce(AppResult<()>) + Send>,
+    intact: bool,
+}
+
+/// Runs `work` in the next shared write transaction and answers once that has
+/// committed. A caller that gives up before its turn (a timeout, a client gone) writes
+/// nothing; one that gives up later leaves the write to finish.
+pub async fn write<T, F>(pool: &Pool, work: F) -> AppResult<T>
+where
+    T: Send + 'static,
+    F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T> + Send + 'static,
+{
+    let (reply, answer) = oneshot::channel::<AppResult<T>>();
+    let job: Job = Box::new(move |conn| {
+        Box::pin(async move {
+            if reply.is_closed() {
+                return Ran { answer: Box::new(|_| ()), intact: true };
+            }
+            let (outcome, intact) = in_savepoint(conn, work).await;
+            Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), intact }
+        })
+    });
+    send(pool, Request::Write(job)).await?;
+    answer.await.unwrap_or_else(|_| Err(not_carried_out()))
+}
+
+/// Waits for this process's turn to write (see the module's comment).
+pub(super) async fn turn(pool: &Pool) -> AppResult<Turn> {
+    let (give, taken) = oneshot::channel();
+    send(pool, Request::Turn(give)).await?;
+    taken.await.map_err(|_| not_carried_out())
+}
+
+async fn send(pool: &Pool, request: Request) -> AppResult<()> {
+    let queue = queue_of(&super::file_state(pool), pool);
+    queue.send(request).await.map_err(|_| not_carried_out())
+}
+
+/// The writer behind a queue stopped before answering: its transaction failed to begin
+/// or to commit (the cause is in the log), or the runtime is shutting down. Nothing
+/// of the request was written.
+fn not_carried_out() -> AppError {
+    AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+}
+
+/// The file's queue, starting its writer task when there is none (the first write, or
+/// after the runtime that ran the last one ended, as between tests).
+fn queue_of(file: &Arc<FileState>, pool: &Pool) -> mpsc::Sender<Request> {
+    let mut slot = file.queue.lock().unwrap_or_else(|p| p.into_inner());
+    match slot.as_ref() {
+        Some(queue) if !queue.is_closed() => queue.clone(),
+        _ => {
+            let (queue, requests) = mpsc::channel(QUEUE_MAX);
+            tokio::spawn(serve(pool.clone(), file.clone(), requests));
+            *slot = Some(queue.clone());
+            queue
+        }
+    }
+}
+
+async fn serve(pool: Pool, file: Arc<FileState>, mut requests: mpsc::Receiver<Request>) {
+    let mut arrived = Vec::with_capacity(BATCH_MAX);
+    while requests.recv_many(&mut arrived, BATCH_MAX).await > 0 {
+        let mut writes = Vec::with_capacity(arrived.len());
+        for request in arrived.drain(..) {
+            match request {
+                Request::Write(job) => writes.push(job),
+                Request::Turn(give) => {
+                    // The writes queued before this writer go first.
+                    run_together(&pool, &file, std::mem::take(&mut writes)).await;
+                    let (done, ended) = oneshot::channel();
+                    if give.send(Turn(done)).is_ok() {
+                        let _ = ended.await;
+                    }
+                }
+            }
+        }
+        run_together(&pool, &file, writes).await;
+    }
+}
+
+/// One transaction for `writes`; each caller is answered once it has committed (or
+/// failed: then every write of it is undone and each caller told so).
+async fn run_together(pool: &Pool, file: &FileState, writes: Vec<Job>) {
+    if writes.is_empty() {
+        return;
+    }
+    let mut answers = Vec::with_capacity(writes.len());
+    let committed = async {
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        for write in writes {
+            let ran = write(&mut tx).await;
+            answers.push(ran.answer);
+            if !ran.intact {
+                return Err(AppError::internal("queued writes", "a savepoint could not be closed; all rolled back"));
+            }
+        }
+        tx.commit().await.map_err(AppError::from)
+    }
+    .await;
+    // Also after a failed COMMIT: whether it took effect is unknown.
+    file.bump();
+    for answer in answers {
+        answer(committed.clone());
+    }
+}
+
+/// Runs `work` between `SAVEPOINT` and `RELEASE`, rolling its statements back when it
+/// fails. The flag is false when the savepoint could not be closed.
+async fn in_savepoint<T, F>(conn: &mut SqliteConnection, work: F) -> (AppResult<T>, bool)
+where
+    F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T>,
+{
+    if let Err(err) = sqlx::query("SAVEPOINT queued_write").execute(&mut *conn).await {
+        return (Err(err.into()), false);
+    }
+    let outcome = work(&mut *conn).await;
+    let close = if outcome.is_ok() { "RELEASE queued_write" } else { "ROLLBACK TO queued_write; RELEASE queued_write" };
+    match sqlx::raw_sql(close).execute(&mut *conn).await {
+        Ok(_) => (outcome, true),
+        Err(err) => (Err(err.into()), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::db;
+
+    async fn pool() -> (tempfile::TempDir, Pool) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        sqlx::query("CREATE TABLE notes (n INTEGER NOT NULL)").execute(&pool).await.unwrap();
+        (dir, pool)
+    }
+
+    fn note(pool: &Pool, n: i64, fail: bool) -> impl Future<Output = AppResult<i64>> + use<> {
+        let pool = pool.clone();
+        async move {
+            write(&pool, move |conn| {
+                Box::pin(async move {
+                    sqlx::query("INSERT INTO notes (n) VALUES (?)").bind(n).execute(&mut *conn).await?;
+                    if fail { Err(AppError::validation("n", "refused after writing")) } else { Ok(n) }
+                })
+            })
+            .await
+        }
+    }
+
+    async fn notes(pool: &Pool) -> Vec<i64> {
+        sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(pool).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_undoes_only_itself() {
+        let (_dir, pool) = pool().await;
+        let before = db::data_version(&pool);
+        // On the test's one-thread runtime all three are queued before the writer task
+        // runs, so they share one transaction.
+        let outcomes =
+            futures::future::join_all([note(&pool, 1, false), note(&pool, 2, true), note(&pool, 3, false)]).await;
+        assert_eq!(outcomes[0], Ok(1));
+        assert_eq!(outcomes[1].as_ref().unwrap_err().field(), Some("n"));
+        assert_eq!(outcomes[2], Ok(3));
+        assert_eq!(notes(&pool).await, vec![1, 3]);
+        assert_ne!(db::data_version(&pool), before, "the read caches see the write");
+    }
+
+    #[tokio::test]
+    async fn writes_and_turns_keep_their_order() {
+        let (_dir, pool) = pool().await;
+        // While a writer holds the turn, 100 writes queue, then a writer of its own
+        // transaction, then one more write (each `yield_now` lets the tasks spawned
+        // before it reach the queue, on the test's one-thread runtime).
+        let first = db::begin_write(&pool).await.unwrap();
+        let writes: Vec<_> = (0..100).map(|n| tokio::spawn(note(&pool, n, false))).collect();
+        tokio::task::yield_now().await;
+        let own = tokio::spawn({
+            let pool = pool.clone();
+            async move {
+                let mut tx = db::begin_write(&pool).await.unwrap();
+                let seen: Vec<i64> =
+                    sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(&mut *tx).await.unwrap();
+                sqlx::query("INSERT INTO notes (n) VALUES (1000)").execute(&mut *tx).await.unwrap();
+                tx.commit().await.unwrap();
+                seen
+            }
+        });
+        tokio::task::yield_now().await;
+        let last = tokio::spawn(note(&pool, 2000, false));
+        tokio::task::yield_now().await;
+        drop(first);
+
+        assert_eq!(own.await.unwrap(), (0..100).collect::<Vec<_>>(), "the writes queued before it, and no other");
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        assert_eq!(last.await.unwrap(), Ok(2000));
+        assert_eq!(notes(&pool).await.len(), 102);
+    }
+
+    #[tokio::test]
+    async fn a_caller_that_gave_up_before_its_turn_writes_nothing() {
+        let (_dir, pool) = pool().await;
+        // A writer holds the turn, so the next write waits in the queue; its caller
+        // gives up there.
+        let tx = db::begin_write(&pool).await.unwrap();
+        let abandoned = tokio::time::timeout(Duration::from_millis(50), note(&pool, 1, false)).await;
+        assert!(abandoned.is_err(), "the write waited behind the turn");
+        drop(tx);
+        assert_eq!(note(&pool, 2, false).await, Ok(2));
+        assert_eq!(notes(&pool).await, vec![2]);
+    }
+}
