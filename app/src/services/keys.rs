@@ -138,19 +138,25 @@ pub async fn sign_up(
 async fn insert(pool: &Pool, now: i64, name: &str, role: Role, plan: Plan, limits: Limits) -> AppResult<CreatedApiKey> {
     let prefix = hex(&random_bytes::<5>()?);
     let key = format!("{KEY_TAG}_{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()?));
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(&prefix)
-    .bind(hash(&key).as_slice())
-    .bind(name)
-    .bind(role)
-    .bind(plan)
-    .bind(i64::from(limits.per_minute))
-    .bind(i64::from(limits.per_day))
-    .bind(now)
-    .fetch_one(pool)
+    let (key_hash, owned_name) = (hash(&key), name.to_owned());
+    let id: i64 = crate::db::write(pool, move |conn| {
+        Box::pin(async move {
+            Ok(sqlx::query_scalar(
+                "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            )
+            .bind(&prefix)
+            .bind(key_hash.as_slice())
+            .bind(owned_name)
+            .bind(role)
+            .bind(plan)
+            .bind(i64::from(limits.per_minute))
+            .bind(i64::from(limits.per_day))
+            .bind(now)
+            .fetch_one(&mut *conn)
+            .await?)
+        })
+    })
     .await?;
     let key_info = ApiKey { id, name: name.to_owned(), role, plan, limits, created_at: rfc3339(now), revoked_at: None };
     Ok(CreatedApiKey { key_info, key })

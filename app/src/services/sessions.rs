@@ -2,7 +2,7 @@
 //! an HttpOnly cookie; only the token's hash is stored. The key itself never reaches
 //! browser storage.
 
-use crate::db::Pool;
+use crate::db::{Pool, write};
 use crate::error::AppResult;
 use crate::model::Caller;
 use crate::services::keys::{self, KeyRow};
@@ -14,13 +14,20 @@ pub const COOKIE: &str = "petstore_session";
 /// Starts a session for a key (already authenticated by the caller); returns the token.
 pub async fn start(pool: &Pool, now: i64, key_id: i64) -> AppResult<String> {
     let token = keys::random_token::<32>()?;
-    sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-        .bind(keys::hash(&token).as_slice())
-        .bind(key_id)
-        .bind(now)
-        .bind(now + SESSION_SECONDS)
-        .execute(pool)
-        .await?;
+    let token_hash = keys::hash(&token);
+    write(pool, move |conn| {
+        Box::pin(async move {
+            sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+                .bind(token_hash.as_slice())
+                .bind(key_id)
+                .bind(now)
+                .bind(now + SESSION_SECONDS)
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        })
+    })
+    .await?;
     Ok(token)
 }
 
@@ -39,8 +46,17 @@ pub async fn caller(pool: &Pool, now: i64, token: &str) -> AppResult<Option<Call
 }
 
 pub async fn end(pool: &Pool, token: &str) -> AppResult<()> {
-    sqlx::query("DELETE FROM sessions WHERE token_hash = ?").bind(keys::hash(token).as_slice()).execute(pool).await?;
-    Ok(())
+    let token_hash = keys::hash(token);
+    write(pool, move |conn| {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+                .bind(token_hash.as_slice())
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        })
+    })
+    .await
 }
 
 /// `Set-Cookie` for a new session (`token`) or for signing out (`None`).
