@@ -4,6 +4,7 @@
 pub mod api;
 pub mod config;
 pub mod ops;
+pub mod pages;
 
 use std::sync::Arc;
 
@@ -88,16 +89,19 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
         }
     };
     let request_timeout = state.config.request_timeout;
+    let pages = Router::new()
+        .leptos_routes_with_context(&leptos_options, routes, provide.clone(), {
+            let leptos_options = leptos_options.clone();
+            move || app::shell(leptos_options.clone())
+        })
+        .layer(axum::middleware::from_fn_with_state(pages::PageCache::new(state.pool.clone()), pages::serve_kept));
     let router = Router::new()
         .merge(ops::routes(state.clone()))
         .nest(api::BASE, api::router(state.clone()))
         // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
         // the storefront's HTML 404 page.
         .merge(api::outside_v1(state))
-        .leptos_routes_with_context(&leptos_options, routes, provide.clone(), {
-            let leptos_options = leptos_options.clone();
-            move || app::shell(leptos_options.clone())
-        })
+        .merge(pages)
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
         .with_state(leptos_options);
     ops::wrap(router, request_timeout)

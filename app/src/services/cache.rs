@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 
 use crate::db::{DataVersion, Pool, data_version};
-use crate::error::AppResult;
 
 pub const TTL: Duration = Duration::from_secs(1);
 
@@ -38,9 +37,9 @@ impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
     }
 
     /// The cached value for `key`, or `read`'s answer (cached when it is a success).
-    pub async fn get_or_read<F>(&self, pool: &Pool, key: K, read: F) -> AppResult<V>
+    pub async fn get_or_read<F, E>(&self, pool: &Pool, key: K, read: F) -> Result<V, E>
     where
-        F: Future<Output = AppResult<V>>,
+        F: Future<Output = Result<V, E>>,
     {
         let DataVersion { file, generation } = data_version(pool);
         let key = (file, key);
@@ -65,6 +64,12 @@ mod tests {
 
     use super::*;
     use crate::db;
+    use crate::error::AppResult;
+
+    /// A read's answer, typed as the services' are.
+    fn ok<T>(value: T) -> AppResult<T> {
+        Ok(value)
+    }
 
     async fn pool() -> (tempfile::TempDir, Pool) {
         let dir = tempfile::tempdir().unwrap();
@@ -77,7 +82,7 @@ mod tests {
         let (_dir, pool) = pool().await;
         let cache = ReadCache::<i64, usize>::new(10);
         let reads = AtomicUsize::new(0);
-        let read = || async { Ok(reads.fetch_add(1, Ordering::SeqCst)) };
+        let read = || async { ok(reads.fetch_add(1, Ordering::SeqCst)) };
         assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0);
         assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0, "cached");
         assert_eq!(cache.get_or_read(&pool, 2, read()).await.unwrap(), 1, "another key");
@@ -97,10 +102,10 @@ mod tests {
         let racing = async {
             // The write commits after the read started.
             db::begin_write(&pool).await.unwrap().commit().await.unwrap();
-            Ok("read before the write")
+            ok("read before the write")
         };
         assert_eq!(cache.get_or_read(&pool, 1, racing).await.unwrap(), "read before the write");
-        assert_eq!(cache.get_or_read(&pool, 1, async { Ok("fresh") }).await.unwrap(), "fresh");
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("fresh") }).await.unwrap(), "fresh");
     }
 
     #[tokio::test]
@@ -128,19 +133,19 @@ mod tests {
         let cache = ReadCache::<i64, &str>::new(10);
         let failed = cache.get_or_read(&pool, 1, async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
         assert!(failed.is_err());
-        assert_eq!(cache.get_or_read(&pool, 1, async { Ok("first") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("first") }).await.unwrap(), "first");
         tokio::time::sleep(TTL + Duration::from_millis(50)).await;
-        assert_eq!(cache.get_or_read(&pool, 1, async { Ok("second") }).await.unwrap(), "second");
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("second") }).await.unwrap(), "second");
     }
 
     #[tokio::test]
     async fn databases_do_not_share_entries_and_a_full_cache_starts_over() {
         let ((_a, one), (_b, other)) = (pool().await, pool().await);
         let cache = ReadCache::<i64, &str>::new(2);
-        assert_eq!(cache.get_or_read(&one, 1, async { Ok("one") }).await.unwrap(), "one");
-        assert_eq!(cache.get_or_read(&other, 1, async { Ok("other") }).await.unwrap(), "other");
+        assert_eq!(cache.get_or_read(&one, 1, async { ok("one") }).await.unwrap(), "one");
+        assert_eq!(cache.get_or_read(&other, 1, async { ok("other") }).await.unwrap(), "other");
         assert_eq!(cache.entries.len(), 2);
-        assert_eq!(cache.get_or_read(&one, 2, async { Ok("two") }).await.unwrap(), "two");
+        assert_eq!(cache.get_or_read(&one, 2, async { ok("two") }).await.unwrap(), "two");
         assert_eq!(cache.entries.len(), 1, "emptied when full, then the new entry");
     }
 }
