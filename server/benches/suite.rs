@@ -225,6 +225,18 @@ fn get(url: String, key: Option<String>) -> hyper::Request<Full<Bytes>> {
     request.body(Full::new(Bytes::new())).unwrap()
 }
 
+/// A browser session for `key`, as the `Cookie` header that carries it.
+async fn sign_in(http: &Http, base: &str, key: &str) -> String {
+    let request = hyper::Request::post(format!("{base}/_app/sign_in"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(Full::new(Bytes::from(format!("key={key}"))))
+        .unwrap();
+    let response = http.request(request).await.expect("an answer");
+    let set_cookie = response.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("a session cookie");
+    set_cookie.split(';').next().unwrap().to_owned()
+}
+
 fn order(url: &str, key: &str, pet: i64) -> hyper::Request<Full<Bytes>> {
     hyper::Request::post(url)
         .header("x-api-key", key)
@@ -379,6 +391,19 @@ async fn main() {
         let base = base.clone();
         rows.extend(
             row("SSR catalog page /", pid, connections, seconds, move |_, _| get(format!("{base}/"), None)).await,
+        );
+    }
+    {
+        // A signed-in visitor's page is rendered for every request (`server::pages`).
+        let (base, cookie) = (base.clone(), sign_in(&http, &base, &key).await);
+        rows.extend(
+            row("SSR catalog page /, signed in (rendered each time)", pid, connections, seconds, move |_, _| {
+                hyper::Request::get(format!("{base}/"))
+                    .header("cookie", cookie.clone())
+                    .body(Full::new(Bytes::new()))
+                    .unwrap()
+            })
+            .await,
         );
     }
     {
