@@ -113,6 +113,21 @@ fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// CPU time the process has used so far (user and system, every thread), seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    static TICKS: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| {
+        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+        out.and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok()).unwrap_or(100.0)
+    });
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses: utime and
+    // stime are the 14th and 15th of the whole line.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / *TICKS
+}
+
 type Http = Client<HttpConnector, Full<Bytes>>;
 
 async fn call(http: &Http, method: &str, url: &str, key: Option<&str>, body: Option<Value>) -> (u16, Bytes) {
@@ -185,6 +200,10 @@ struct Row {
     outcome: Outcome,
     /// Highest resident memory sampled while the row ran, MiB.
     rss_peak: f64,
+    /// The server's CPU time (user and system, all threads) per answer, microseconds:
+    /// what the request costs the server alone, apart from the load generator that
+    /// shares its cores.
+    cpu_us: f64,
 }
 
 /// Runs one row: a second of warm-up, then the measured run, sampling memory. With
@@ -212,9 +231,12 @@ where
             peak
         })
     };
+    let cpu_before = cpu_seconds(pid);
     let outcome = common::load(connections, Duration::from_secs(seconds), request).await;
+    let cpu = cpu_seconds(pid) - cpu_before;
     sampling.store(false, Ordering::Relaxed);
-    Some(Row { name, outcome, rss_peak: sampler.join().unwrap() })
+    let answers = (outcome.ok + outcome.conflicts + outcome.other).max(1) as f64;
+    Some(Row { name, outcome, rss_peak: sampler.join().unwrap(), cpu_us: cpu * 1e6 / answers })
 }
 
 fn get(url: String, key: Option<String>) -> hyper::Request<Full<Bytes>> {
@@ -429,20 +451,21 @@ async fn main() {
         "{connections} connections, {seconds} s a row after 1 s of warm-up; {PETS} pets in {CATEGORIES} categories"
     );
     println!(
-        "{:<42} {:>10} {:>8} {:>9} {:>9} {:>8} {:>6}",
-        "row", "req/s", "ceiling", "p50 ms", "p99 ms", "errors", "5xx"
+        "{:<50} {:>10} {:>8} {:>9} {:>9} {:>8} {:>6} {:>11}",
+        "row", "req/s", "ceiling", "p50 ms", "p99 ms", "errors", "5xx", "server µs"
     );
     for r in &rows {
         let o = r.outcome;
         println!(
-            "{:<42} {:>10.0} {:>7.0}% {:>9.2} {:>9.2} {:>8} {:>6}",
+            "{:<50} {:>10.0} {:>7.0}% {:>9.2} {:>9.2} {:>8} {:>6} {:>11.1}",
             r.name,
             o.per_second(),
             100.0 * o.per_second() / ceiling.per_second(),
             f64::from(o.p50_us) / 1000.0,
             f64::from(o.p99_us) / 1000.0,
             o.other,
-            o.server_errors
+            o.server_errors,
+            r.cpu_us
         );
     }
     let startup_ms = startup.as_secs_f64() * 1000.0;
@@ -514,6 +537,7 @@ async fn main() {
             "errors": r.outcome.other,
             "serverErrors": r.outcome.server_errors,
             "rssPeakMiB": r.rss_peak,
+            "serverCpuMicrosPerRequest": (10.0 * r.cpu_us).round() / 10.0,
         })).collect::<Vec<_>>(),
         "startupMs": startup_ms.round(),
         "startupEmptyFileMs": (first_startup.as_secs_f64() * 1000.0).round(),
