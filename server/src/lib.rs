@@ -59,7 +59,7 @@ impl AppState {
 
 /// The whole application: REST API, server functions, pages, static assets and the
 /// operator's endpoints, inside the layers of `ops::wrap`.
-pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
+pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
     let routes = route_list();
     let reference = Arc::new(app::reference::ApiReference::build(&api::openapi::document(&state.config)));
     // What server functions and pages find with `use_context` (the 404 page included,
@@ -95,15 +95,21 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> Router {
             move || app::shell(leptos_options.clone())
         })
         .layer(axum::middleware::from_fn_with_state(pages::PageCache::new(state.pool.clone()), pages::serve_kept));
-    let router = Router::new()
+    // Every route of the site (and its fallback) is counted by the metrics layer; the
+    // API, added after it, counts its own routes (`api::service`).
+    let site = Router::new()
         .merge(ops::routes(state.clone()))
-        .nest(api::BASE, api::router(state.clone()))
-        // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
-        // the storefront's HTML 404 page.
-        .merge(api::outside_v1(state))
         .merge(pages)
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
+        .layer(axum::middleware::from_fn(ops::metrics::track))
         .with_state(leptos_options);
+    let api = api::service(state);
+    let router = site
+        .nest_service(api::BASE, api.clone())
+        // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
+        // the storefront's HTML 404 page.
+        .route_service("/api", api.clone())
+        .route_service("/api/{*rest}", api);
     ops::wrap(router, request_timeout)
 }
 

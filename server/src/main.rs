@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use app::model::{Limits, NewApiKey, Plan, Role};
 use app::services::clock::Clock;
 use app::services::keys;
+use axum::ServiceExt;
 use clap::{Parser, Subcommand, ValueEnum};
 use leptos::prelude::get_configuration;
 use server::config::{LogFormat, Settings};

@@ -13,11 +13,13 @@ pub mod pets;
 
 use app::error::{AppError, ErrorCode};
 use app::model::Page;
-use axum::Router;
-use axum::extract::{DefaultBodyLimit, OriginalUri, State};
+use std::convert::Infallible;
+
+use axum::extract::{DefaultBodyLimit, OriginalUri, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use tower::{Service, ServiceBuilder};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -27,36 +29,61 @@ use crate::AppState;
 /// Where the API is mounted; `Location` and `Link` headers are built from it.
 pub const BASE: &str = "/api/v1";
 
-/// The API router (to be nested at [`BASE`]). Authentication and rate limits are one
-/// layer (`every_request`) over every route, the fallbacks included.
-pub fn router<S>(state: AppState) -> Router<S> {
-    with_common_layers(openapi::routes(&state.config))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
-        // Outermost: browsers' preflight requests are answered here, uncounted.
+/// The API as one service, nested at [`BASE`], that also answers the rest of `/api`
+/// (`/api/v1/` with its slash, other versions) with JSON 404s behind the same guard.
+///
+/// Its layers wrap the router as a whole, not each route: axum clones every layer a
+/// route carries, boxed, for each request, and with a dozen of them that cloning,
+/// allocating and moving was a quarter of the server's CPU per API request
+/// (docs/PERFORMANCE.md). Only the metrics layer, which needs the matched route, is per
+/// route. From the outside in: CORS (preflight requests are answered there, uncounted),
+/// authentication and rate limits (`every_request`), the body limits, the panic catcher.
+pub fn service(state: AppState) -> impl ApiService {
+    ServiceBuilder::new()
         .layer(cors())
-        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
+        .service(routes(state))
 }
 
 /// The API without authentication and rate limits: every request acts as `caller`.
 /// Only for measuring what the guard costs (`cargo bench -p server`); never served.
 #[doc(hidden)]
-pub fn router_without_guard<S>(state: AppState, caller: app::model::Caller) -> Router<S> {
-    with_common_layers(openapi::routes(&state.config))
-        .layer(axum::middleware::from_fn(move |request, next| async move {
-            json_error_for_bare_413(auth::trust(caller, request, next).await)
-        }))
-        .with_state(state)
+pub fn service_without_guard(state: AppState, caller: app::model::Caller) -> impl ApiService {
+    let trust = axum::middleware::from_fn(move |request, next| async move {
+        json_error_for_bare_413(auth::trust(caller, request, next).await)
+    });
+    ServiceBuilder::new().layer(trust).service(routes(state))
 }
 
-/// The rest of `/api` (`/api/v1/` with its slash, other versions): JSON 404s behind the
-/// same guard, so they carry the rate-limit headers and count like any API request.
-pub fn outside_v1<S>(state: AppState) -> Router<S> {
-    Router::new()
-        .route("/api", axum::routing::any(not_found))
-        .route("/api/{*rest}", axum::routing::any(not_found))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
-        .layer(cors())
-        .with_state(state)
+/// What the API is to the router it is nested in.
+pub trait ApiService:
+    Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
+{
+}
+
+impl<S> ApiService for S where
+    S: Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
+{
+}
+
+/// The routes inside the guard, with the body limits and the panic catcher.
+fn routes(state: AppState) -> impl ApiService {
+    let (routes, openapi) = openapi::routes(&state.config);
+    let router = routes
+        // Both fallbacks after every route: axum applies the 405 one to the routes
+        // registered before it.
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(crate::ops::metrics::track))
+        .with_state(state);
+    ServiceBuilder::new()
+        .map_response(IntoResponse::into_response)
+        .layer(axum::Extension(openapi))
+        .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
+        // Bodies without a Content-Length (chunked) are cut off at the limit too.
+        .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
+        .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
+        .service(router)
 }
 
 /// What every API request goes through, as one layer (axum clones a route's layers for
@@ -66,7 +93,7 @@ pub fn outside_v1<S>(state: AppState) -> Router<S> {
 /// or body limit).
 async fn every_request(
     State(state): State<AppState>,
-    request: axum::extract::Request,
+    request: Request,
     next: axum::middleware::Next,
 ) -> Response {
     let path = request.uri().path();
@@ -74,21 +101,10 @@ async fn every_request(
     let mut response =
         auth::guard(&state, request, |request| async move { json_error_for_bare_413(next.run(request).await) }).await;
     if let Some(stability) = stability {
-        response.headers_mut().insert("x-api-stability", HeaderValue::from_static(stability));
+        const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
+        response.headers_mut().insert(STABILITY, HeaderValue::from_static(stability));
     }
     response
-}
-
-fn with_common_layers(routes: Router<AppState>) -> Router<AppState> {
-    routes
-        // Both fallbacks after every route: axum applies the 405 one to the routes
-        // registered before it.
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
-        // Bodies without a Content-Length (chunked) are cut off at the limit too.
-        .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
-        .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
 }
 
 /// CORS for third-party web apps: any origin, no credentials (keys travel in headers).

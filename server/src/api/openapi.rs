@@ -73,11 +73,12 @@ pub const STABILITY: &[(&str, &str, &str)] = &[("post", "/keys", "beta")];
 const KEY_OPTIONAL: &[&str] = &["createKey"];
 const PUBLIC: &[&str] = &["getOpenApiDocument"];
 
-/// The documented routes of the API and the document describing them.
-pub fn routes(config: &Config) -> Router<AppState> {
+/// The documented routes of the API, and the document describing them for
+/// `GET /openapi.json`, which finds it as a request extension.
+pub fn routes(config: &Config) -> (Router<AppState>, OpenApiJson) {
     let (router, document) = documented(config);
     let json = serde_json::to_string(&document).expect("the OpenAPI document serializes");
-    router.layer(Extension(OpenApiJson(Arc::from(json))))
+    (router, OpenApiJson(Arc::from(json)))
 }
 
 /// The document `GET /openapi.json` serves, as JSON (the docs page is drawn from it).
@@ -104,7 +105,7 @@ fn documented(config: &Config) -> (Router<AppState>, utoipa::openapi::OpenApi) {
 }
 
 #[derive(Clone)]
-struct OpenApiJson(Arc<str>);
+pub struct OpenApiJson(Arc<str>);
 
 /// This document
 ///

@@ -97,6 +97,15 @@ impl Timing {
     }
 }
 
+/// Counts and times every request under its route's template. A layer of each route
+/// (the router's and the API's), the only place that knows the template.
+pub async fn track(request: Request, next: axum::middleware::Next) -> Response {
+    let timing = Timing::start(&request);
+    let response = next.run(request).await;
+    timing.finish(response.status());
+    response
+}
+
 /// `GET /metrics`: the Prometheus text format.
 pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let key = crate::api::auth::presented_key(&headers);

@@ -7,10 +7,12 @@ pub mod health;
 pub mod metrics;
 pub mod security;
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use app::error::{AppError, ErrorCode};
 use axum::Router;
+use axum::body::Body;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::Request;
 use axum::http::{HeaderName, Uri};
@@ -18,6 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tower::ServiceBuilder;
+use tower::util::BoxCloneSyncService;
 use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -42,19 +45,17 @@ pub fn routes<S>(state: AppState) -> Router<S> {
 #[derive(Clone, Copy, Debug)]
 pub struct BodyDeadline(pub tokio::time::Instant);
 
-/// The layers around the whole application, outermost last.
-pub fn wrap(router: Router, request_timeout: Duration) -> Router {
-    router
-        // A second later than the body deadline, so a slow body is told apart (408)
-        // from a slow answer (503).
-        .layer(
-            ServiceBuilder::new()
-                .layer(HandleErrorLayer::new(timed_out))
-                .timeout(request_timeout + Duration::from_secs(1)),
-        )
-        .layer(middleware::from_fn(move |request, next| every_request(request_timeout, request, next)))
-        .layer(CompressionLayer::new())
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+/// The whole application as the server serves it (tests send requests to it too).
+pub type App = BoxCloneSyncService<Request, Response, Infallible>;
+
+/// The layers around the whole application, outermost first. They wrap the router as
+/// one service, so each request passes through them once; layers given to the router
+/// itself are cloned, boxed, into every route and cloned again for each request.
+pub fn wrap(router: Router, request_timeout: Duration) -> App {
+    let stack = ServiceBuilder::new()
+        .map_response(|response: Response<_>| response.map(Body::new))
+        // Outermost: the client's own id is kept, otherwise a new UUID.
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &Request| {
@@ -63,21 +64,26 @@ pub fn wrap(router: Router, request_timeout: Duration) -> Router {
                 })
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
-        // Outermost: the client's own id is kept, otherwise a new UUID.
-        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(CompressionLayer::new())
+        .layer(middleware::from_fn(move |request, next| every_request(request_timeout, request, next)))
+        // A second later than the body deadline, so a slow body is told apart (408)
+        // from a slow answer (503).
+        .layer(HandleErrorLayer::new(timed_out))
+        .timeout(request_timeout + Duration::from_secs(1))
+        .service(router);
+    BoxCloneSyncService::new(stack)
 }
 
 /// The application's own checks and headers, as one layer, since axum clones a route's
 /// layers for every request (measured only together with the read cache,
 /// docs/PERFORMANCE.md).
-/// - metrics: counts and times the request under its route's template;
 /// - refuses cross-site calls to the server functions;
 /// - sets the request's body deadline (read by the API's body extractor, which
 ///   answers 408 `request_timeout` when it passes, however steadily the body trickles);
 /// - gives a server function's error its own status;
 /// - writes the security and caching headers, with the page's nonce.
 async fn every_request(request_timeout: Duration, mut request: Request, next: Next) -> Response {
-    let timing = metrics::Timing::start(&request);
     let path = request.uri().path().to_owned();
     let nonce = security::page_nonce_for(&mut request);
     let mut response = match security::refuse_cross_site(&request) {
@@ -89,7 +95,6 @@ async fn every_request(request_timeout: Duration, mut request: Request, next: Ne
         }
     };
     security::set_headers(&path, nonce.as_ref(), &mut response);
-    timing.finish(response.status());
     response
 }
 

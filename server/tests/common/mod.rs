@@ -13,7 +13,6 @@ use app::services::clock::Clock;
 use app::services::keys;
 use axum::extract::ConnectInfo;
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
@@ -23,7 +22,7 @@ use server::{AppState, Config};
 use tower::ServiceExt;
 
 pub struct TestApp {
-    pub router: Router,
+    pub router: server::ops::App,
     pub pool: app::db::Pool,
     pub state: AppState,
     /// An admin key with limits high enough never to get in a test's way.
