@@ -43,9 +43,12 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    /// The state over an open pool: loads the rate-limit counters a previous run left.
+    /// The state over an open pool: loads the rate-limit counters a previous run left,
+    /// and starts watching the catalog for changes made by other processes (the read
+    /// caches' freshness; the task ends when the pool is closed).
     pub async fn new(pool: Pool, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
         let limiter = RateLimiter::load(clock.clone(), config.bans, &pool).await?;
+        tokio::spawn(app::db::watch_catalog(pool.clone()));
         Ok(AppState(Arc::new(Shared {
             auth: Authenticator::new(pool.clone(), clock.clone()),
             limiter: Arc::new(limiter),

@@ -1,7 +1,7 @@
 //! What anonymous visitors are sent: a page rendered for one is kept and sent to the
 //! next, under the same rules as the catalog's read caches (`app::services::cache`):
-//! while no write of this process has committed since it was rendered, and for at most
-//! a second.
+//! while no write of this process has committed since it was rendered, nor a change to
+//! the catalog by another process been seen (`app::db::watch_catalog`).
 //!
 //! Why: leptos's rendering is most of what a page costs. Rendered every time, the
 //! catalog page came at 3,400 to 4,500 pages/s, against 26,000 to 36,000 answers/s for

@@ -1,10 +1,9 @@
 //! The pages kept for anonymous visitors (`server::pages`): each answer has its own
-//! nonce, a write is seen at once, a write by another process within the second, and
+//! nonce, a write is seen at once, a write by another process within the catalog
+//! watcher's interval, and
 //! signed-in visitors get pages of their own.
 
 mod common;
-
-use std::time::Duration;
 
 use app::model::{Plan, Role};
 use app::services::sessions;
@@ -64,13 +63,13 @@ async fn a_write_is_seen_by_the_next_page() {
     assert!(page(&app, &format!("/pets/{rex}"), None).await.text.contains("Max"));
 
     // Behind this process's back (as another server over the same file would write):
-    // within the second the pages are kept for.
+    // once the catalog watcher has seen the version the database's triggers moved on.
     sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = ?")
         .bind(rex)
         .execute(&app.pool)
         .await
         .unwrap();
-    tokio::time::sleep(app::services::cache::TTL + Duration::from_millis(100)).await;
+    tokio::time::sleep(3 * app::db::CATALOG_WATCH_INTERVAL).await;
     let catalog = page(&app, "/", None).await.text;
     assert!(catalog.contains("Bella") && !catalog.contains("Max"), "{catalog}");
 }
@@ -100,7 +99,7 @@ async fn a_page_that_is_not_a_200_is_not_kept() {
     let missing = app.send(Request::get("/pets/1").body(Body::empty()).unwrap()).await;
     assert_eq!(missing.status, 404);
     // The pet appears without moving this process's generation (as another process's
-    // write would), at once: a kept 404 would hide it for a second.
+    // write would), at once: a kept 404 would hide it until the catalog watcher looked.
     sqlx::query("INSERT INTO pets (id, name, name_key, category_id, status) VALUES (1, 'Rex', 'rex', ?, 'available')")
         .bind(dogs)
         .execute(&app.pool)

@@ -58,7 +58,8 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
 }
 
 /// What this process keeps beside the pool for one database file: the generation of
-/// its data, which every committed write moves on (the read caches of
+/// its data, which every committed write of this process moves on, and so does
+/// [`watch_catalog`] when another process changed the catalog (the read caches of
 /// `services::cache` compare it), and the queue of its writers.
 ///
 /// Services take only the pool, so this is found by the pool's file name; tests open
@@ -104,11 +105,47 @@ pub fn data_version(pool: &Pool) -> DataVersion {
     DataVersion { file: state.id, generation: state.generation.load(Ordering::Acquire) }
 }
 
+/// How often [`watch_catalog`] looks for catalog changes made outside this process.
+pub const CATALOG_WATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Moves the data generation on whenever the catalog's version (a counter the
+/// database's own triggers move on with every change to categories, pets or stock,
+/// whoever makes it) is not what it was, checking every [`CATALOG_WATCH_INTERVAL`].
+/// This process's own writes move the generation at once, on commit; this is for the
+/// others (another process on the same file), whose changes the read caches then stop
+/// serving within that interval. Ends when the pool is closed.
+pub async fn watch_catalog(pool: Pool) {
+    let file = file_state(&pool);
+    let mut seen: Option<i64> = None;
+    let mut tick = tokio::time::interval(CATALOG_WATCH_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(&pool).await {
+            Ok(version) => {
+                if seen.is_some_and(|seen| seen != version) {
+                    file.bump();
+                }
+                seen = Some(version);
+            }
+            Err(sqlx::Error::PoolClosed) => return,
+            // Unknown whether something changed: assume it did.
+            Err(err) => {
+                tracing::warn!(error = %err, "reading the catalog's version failed");
+                file.bump();
+                seen = None;
+            }
+        }
+    }
+}
+
 /// A write transaction. It reads and writes like the connection it runs on; dropping
 /// it without `commit` rolls back.
 pub struct WriteTx {
     tx: Tx,
     file: Arc<FileState>,
+    /// Whether its commit moves the data generation on (all but `begin_write_outside_catalog`'s).
+    moves_generation: bool,
     // Declared after `tx`, so dropped after it: the queue's next writer begins only
     // once this transaction has ended.
     turn: queue::Turn,
@@ -120,11 +157,13 @@ impl WriteTx {
     /// their own: once `COMMIT` is sent it takes effect even if the caller is dropped (a
     /// timeout, a client gone), and the generation must then move on all the same.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let WriteTx { tx, file, turn } = self;
+        let WriteTx { tx, file, moves_generation, turn } = self;
         let committing = tokio::spawn(async move {
             let committed = tx.commit().await;
             // Also after a failed COMMIT: whether it took effect is unknown.
-            file.bump();
+            if moves_generation {
+                file.bump();
+            }
             drop(turn);
             committed
         });
@@ -153,10 +192,22 @@ impl DerefMut for WriteTx {
 ///
 /// Do not start a write while holding one: the second waits for the first's turn.
 pub async fn begin_write(pool: &Pool) -> AppResult<WriteTx> {
+    begin(pool, true).await
+}
+
+/// As [`begin_write`], for a write that changes nothing a read cache holds (the
+/// rate-limit counters, saved every second): its commit leaves the data generation,
+/// and so every cached read, as it was. A catalog change made through it by mistake
+/// would still be seen within [`CATALOG_WATCH_INTERVAL`], by `watch_catalog`.
+pub async fn begin_write_outside_catalog(pool: &Pool) -> AppResult<WriteTx> {
+    begin(pool, false).await
+}
+
+async fn begin(pool: &Pool, moves_generation: bool) -> AppResult<WriteTx> {
     let file = file_state(pool);
     let turn = queue::turn(pool).await?;
     let tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(AppError::from)?;
-    Ok(WriteTx { tx, file, turn })
+    Ok(WriteTx { tx, file, moves_generation, turn })
 }
 
 /// One round trip to the database (for the readiness probe).

@@ -1,24 +1,24 @@
 //! Read caches for the catalog (a pet, a page of pets, the category summaries), so that
 //! a busy storefront or integration costs no database round trip per read.
 //!
-//! An entry is served only while it is
-//! - of the current generation of the data (`db::data_version`): every write this
-//!   process commits moves the generation on, so this process never serves what it has
-//!   itself overwritten, and a client that wrote reads its write; and
-//! - younger than [`TTL`]: a write by another process (another server once several
-//!   share one database) is seen within that time, as with the API-key cache.
+//! An entry is served only while it is of the current generation of the data
+//! (`db::data_version`):
+//! - every write this process commits moves the generation on, so this process never
+//!   serves what it has itself overwritten, and a client that wrote reads its write;
+//! - a change to the catalog made by another process (the sqlite3 prompt today,
+//!   another server once several share one database) moves it on within
+//!   `db::CATALOG_WATCH_INTERVAL` (`db::watch_catalog`).
 //!
-//! Errors are not cached. Each cache is bounded: when full it is emptied and refills.
+//! Entries do not otherwise expire: under a steady stream of reads and no writes, none
+//! of them goes to the database. Errors are not cached. Each cache is bounded: when
+//! full it is emptied and refills.
 
 use std::future::Future;
 use std::hash::Hash;
-use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
 use crate::db::{DataVersion, Pool, data_version};
-
-pub const TTL: Duration = Duration::from_secs(1);
 
 pub struct ReadCache<K, V> {
     entries: DashMap<(u64, K), Entry<V>>,
@@ -27,7 +27,6 @@ pub struct ReadCache<K, V> {
 
 struct Entry<V> {
     generation: u64,
-    read_at: Instant,
     value: V,
 }
 
@@ -44,16 +43,15 @@ impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
         let DataVersion { file, generation } = data_version(pool);
         let key = (file, key);
         if let Some(entry) = self.entries.get(&key) {
-            if entry.generation == generation && entry.read_at.elapsed() < TTL {
+            if entry.generation == generation {
                 return Ok(entry.value.clone());
             }
         }
-        let read_at = Instant::now();
         let value = read.await?;
         if self.entries.len() >= self.capacity {
             self.entries.clear();
         }
-        self.entries.insert(key, Entry { generation, read_at, value: value.clone() });
+        self.entries.insert(key, Entry { generation, value: value.clone() });
         Ok(value)
     }
 }
@@ -61,6 +59,7 @@ impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     use super::*;
     use crate::db;
@@ -128,14 +127,44 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn entries_expire_and_errors_are_not_kept() {
+    async fn errors_are_not_kept() {
         let (_dir, pool) = pool().await;
         let cache = ReadCache::<i64, &str>::new(10);
         let failed = cache.get_or_read(&pool, 1, async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
         assert!(failed.is_err());
         assert_eq!(cache.get_or_read(&pool, 1, async { ok("first") }).await.unwrap(), "first");
-        tokio::time::sleep(TTL + Duration::from_millis(50)).await;
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("second") }).await.unwrap(), "second");
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("second") }).await.unwrap(), "first");
+    }
+
+    #[tokio::test]
+    async fn writes_outside_the_catalog_keep_entries() {
+        let (_dir, pool) = pool().await;
+        let cache = ReadCache::<i64, &str>::new(10);
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("first") }).await.unwrap(), "first");
+        db::begin_write_outside_catalog(&pool).await.unwrap().commit().await.unwrap();
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("second") }).await.unwrap(), "first");
+    }
+
+    #[tokio::test]
+    async fn a_catalog_change_by_another_process_is_seen_within_the_watch_interval() {
+        let (dir, pool) = pool().await;
+        let watcher = tokio::spawn(db::watch_catalog(pool.clone()));
+        let cache = ReadCache::<i64, &str>::new(10);
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("before") }).await.unwrap(), "before");
+        tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("unchanged") }).await.unwrap(), "before", "nothing changed");
+
+        // Another process: a connection of its own, outside this process's queue and
+        // generation, as the sqlite3 prompt would write.
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let mut other = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url).await.unwrap();
+        sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
+        assert_eq!(cache.get_or_read(&pool, 1, async { ok("after") }).await.unwrap(), "after");
+        watcher.abort();
     }
 
     #[tokio::test]

@@ -235,7 +235,9 @@ impl RateLimiter {
     }
 
     async fn write(&self, pool: &Pool, rows: &[(String, Usage)]) -> AppResult<()> {
-        let mut tx = crate::db::begin_write(pool).await?;
+        // The counters are no catalog data: saving them must not empty the read caches
+        // every second.
+        let mut tx = crate::db::begin_write_outside_catalog(pool).await?;
         for (subject, u) in rows {
             sqlx::query(
                 "INSERT INTO rate_limit_usage
