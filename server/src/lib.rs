@@ -33,6 +33,8 @@ pub struct Shared {
     pub limiter: Arc<RateLimiter>,
     /// The last hour's API requests per minute, for the staff dashboard.
     pub traffic: Arc<Traffic>,
+    /// What every answer of the deprecated `GET /pets/{petId}` carries.
+    pub deprecation: api::pets::DeprecationHeaders,
 }
 
 impl std::ops::Deref for AppState {
@@ -53,6 +55,7 @@ impl AppState {
             auth: Authenticator::new(pool.clone(), clock.clone()),
             limiter: Arc::new(limiter),
             traffic: Arc::new(Traffic::new(clock.clone())),
+            deprecation: api::pets::DeprecationHeaders::new(&config),
             pool,
             config: Arc::new(config),
             clock,

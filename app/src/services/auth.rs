@@ -5,6 +5,7 @@
 //! once; one made by another process (the CLI) is seen within that second.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use dashmap::DashMap;
 
@@ -25,6 +26,9 @@ pub struct Authenticator {
     /// Prefixes revoked by this process: a lookup that read the row just before the
     /// revocation committed must not bring it back.
     revoked: Arc<DashMap<String, ()>>,
+    /// Whether `revoked` has any entry (most processes never revoke a key, and then
+    /// skip that look-up).
+    any_revoked: Arc<AtomicBool>,
 }
 
 /// What a request presented.
@@ -36,7 +40,13 @@ pub enum Presented<'a> {
 
 impl Authenticator {
     pub fn new(pool: Pool, clock: Clock) -> Authenticator {
-        Authenticator { pool, clock, cache: Arc::new(DashMap::new()), revoked: Arc::new(DashMap::new()) }
+        Authenticator {
+            pool,
+            clock,
+            cache: Arc::new(DashMap::new()),
+            revoked: Arc::new(DashMap::new()),
+            any_revoked: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// `Ok(None)` for no key; 401 `invalid_api_key` for a key that is unknown or revoked.
@@ -51,7 +61,7 @@ impl Authenticator {
 
     async fn row(&self, key: &str) -> AppResult<Option<Arc<KeyRow>>> {
         let Some(prefix) = keys::prefix_of(key) else { return Ok(None) };
-        if self.revoked.contains_key(prefix) {
+        if self.any_revoked.load(Ordering::Acquire) && self.revoked.contains_key(prefix) {
             return Ok(None);
         }
         let now = self.clock.now();
@@ -73,6 +83,7 @@ impl Authenticator {
     pub async fn revoke(&self, id: i64) -> AppResult<KeyRow> {
         let row = keys::revoke(&self.pool, self.clock.now(), id).await?;
         self.revoked.insert(row.prefix.clone(), ());
+        self.any_revoked.store(true, Ordering::Release);
         self.cache.remove(&row.prefix);
         Ok(row)
     }

@@ -16,7 +16,7 @@ use app::services::limits::{Verdict, WindowState};
 use app::services::sessions;
 use axum::extract::{ConnectInfo, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -118,9 +118,12 @@ pub fn free_limits() -> Limits {
 }
 
 pub fn rate_limit_headers(headers: &mut HeaderMap, window: WindowState) {
-    headers.insert("x-ratelimit-limit", HeaderValue::from(window.limit));
-    headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
-    headers.insert("x-ratelimit-reset", HeaderValue::from(window.reset));
+    const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+    const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+    const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+    headers.insert(LIMIT, HeaderValue::from(window.limit));
+    headers.insert(REMAINING, HeaderValue::from(window.remaining));
+    headers.insert(RESET, HeaderValue::from(window.reset));
 }
 
 fn caller_for(parts: &Parts, role: Role) -> Result<Caller, AppError> {

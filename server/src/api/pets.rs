@@ -4,7 +4,7 @@ use app::error::{AppError, AppResult, ErrorCode};
 use app::model::{NewPet, Pet};
 use app::services::{paging::PageRequest, pets, validate};
 use axum::extract::{OriginalUri, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use time::OffsetDateTime;
@@ -112,24 +112,20 @@ pub async fn get_pet(
     State(state): State<AppState>,
     id: Result<Id, AppError>,
 ) -> Response {
-    // Deprecation headers go on every response of this operation, 401s and 400s included.
-    let headers = deprecation_headers(&state.config, id.as_ref().ok().map(|Id(id)| *id));
-    if let Err(rejection) = caller {
-        return (headers, rejection).into_response();
-    }
-    let id = match id {
-        Ok(Id(id)) => id,
-        Err(err) => return (headers, err).into_response(),
-    };
-    let result = if OffsetDateTime::now_utc() >= state.config.sunset {
-        Err(AppError::new(
+    let pet_id = id.as_ref().ok().map(|Id(id)| *id);
+    let mut response = match (caller, id) {
+        (Err(rejection), _) => rejection,
+        (Ok(_), Err(err)) => err.into_response(),
+        (Ok(_), Ok(Id(id))) if OffsetDateTime::now_utc() >= state.config.sunset => AppError::new(
             ErrorCode::Sunset,
             format!("GET /pets/{{petId}} was retired; use GET {}/pets?ids={id}", super::BASE),
-        ))
-    } else {
-        pets::get(&state.pool, id).await.map(axum::Json)
+        )
+        .into_response(),
+        (Ok(_), Ok(Id(id))) => pets::get(&state.pool, id).await.map(axum::Json).into_response(),
     };
-    (headers, result).into_response()
+    // Deprecation headers go on every response of this operation, 401s and 400s included.
+    state.deprecation.add_to(response.headers_mut(), pet_id);
+    response
 }
 
 /// Replace a pet
@@ -173,25 +169,37 @@ pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> 
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and the successor `Link`.
-fn deprecation_headers(config: &Config, id: Option<i64>) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    let deprecation = format!("@{}", config.deprecation.unix_timestamp());
-    let sunset = http_date(config.sunset);
-    let successor = match id {
-        Some(id) => format!("{}/pets?ids={id}", super::BASE),
-        None => format!("{}/pets", super::BASE),
-    };
-    let link = format!("<{successor}>; rel=\"successor-version\"");
-    for (name, value) in [("deprecation", deprecation), ("sunset", sunset)] {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            headers.insert(name, value);
+/// `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) of `GET /pets/{petId}`, written
+/// once from the configuration rather than formatted for every answer.
+#[derive(Clone, Debug)]
+pub struct DeprecationHeaders {
+    deprecation: HeaderValue,
+    sunset: HeaderValue,
+}
+
+impl DeprecationHeaders {
+    pub fn new(config: &Config) -> DeprecationHeaders {
+        let value = |text: String| HeaderValue::try_from(text).expect("a date is a valid header value");
+        DeprecationHeaders {
+            deprecation: value(format!("@{}", config.deprecation.unix_timestamp())),
+            sunset: value(http_date(config.sunset)),
         }
     }
-    if let Ok(value) = HeaderValue::from_str(&link) {
-        headers.insert(header::LINK, value);
+
+    /// Adds them, and the successor `Link` (for this pet, when the id is one).
+    fn add_to(&self, headers: &mut HeaderMap, id: Option<i64>) {
+        const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
+        const SUNSET: HeaderName = HeaderName::from_static("sunset");
+        headers.insert(DEPRECATION, self.deprecation.clone());
+        headers.insert(SUNSET, self.sunset.clone());
+        let link = match id {
+            Some(id) => format!("<{}/pets?ids={id}>; rel=\"successor-version\"", super::BASE),
+            None => format!("<{}/pets>; rel=\"successor-version\"", super::BASE),
+        };
+        if let Ok(link) = HeaderValue::try_from(link) {
+            headers.insert(header::LINK, link);
+        }
     }
-    headers
 }
 
 /// An IMF-fixdate (`Wed, 30 Jun 2027 00:00:00 GMT`), the HTTP-date form.
