@@ -71,7 +71,7 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
         _ => return next.run(request).await,
     };
     let key = request.uri().to_string();
-    let render = async {
+    let render = || async {
         let response = next.run(request).await;
         keep(response, &nonce).await
     };

@@ -70,8 +70,9 @@ impl Authenticator {
                 return Ok(Some(entry.0.clone()));
             }
         }
-        // Unknown prefixes are not cached: random guesses must not fill memory.
-        let row = keys::find_by_prefix(&self.pool, prefix).await?.map(Arc::new);
+        // Unknown prefixes are not cached: random guesses must not fill memory. (Boxed:
+        // sqlx's future is large, and only a miss needs it; see `cache`.)
+        let row = Box::pin(keys::find_by_prefix(&self.pool, prefix)).await?.map(Arc::new);
         match &row {
             Some(row) => self.cache.insert(prefix.to_owned(), (row.clone(), now)),
             None => self.cache.remove(prefix).map(|(_, v)| v),

@@ -35,9 +35,11 @@ impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
         ReadCache { entries: DashMap::new(), capacity }
     }
 
-    /// The cached value for `key`, or `read`'s answer (cached when it is a success).
-    pub async fn get_or_read<F, E>(&self, pool: &Pool, key: K, read: F) -> Result<V, E>
+    /// The cached value for `key`, or the answer of the read `read` starts (cached when
+    /// it is a success).
+    pub async fn get_or_read<R, F, E>(&self, pool: &Pool, key: K, read: R) -> Result<V, E>
     where
+        R: FnOnce() -> F,
         F: Future<Output = Result<V, E>>,
     {
         let DataVersion { file, generation } = data_version(pool);
@@ -47,7 +49,9 @@ impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
                 return Ok(entry.value.clone());
             }
         }
-        let value = read.await?;
+        // Made only on a miss, and boxed: a read's future (sqlx's) is large, and as a
+        // part of this one it would be copied with every caller's future on every hit.
+        let value = Box::pin(read()).await?;
         if self.entries.len() >= self.capacity {
             self.entries.clear();
         }
@@ -82,16 +86,16 @@ mod tests {
         let cache = ReadCache::<i64, usize>::new(10);
         let reads = AtomicUsize::new(0);
         let read = || async { ok(reads.fetch_add(1, Ordering::SeqCst)) };
-        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0);
-        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0, "cached");
-        assert_eq!(cache.get_or_read(&pool, 2, read()).await.unwrap(), 1, "another key");
+        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 0);
+        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 0, "cached");
+        assert_eq!(cache.get_or_read(&pool, 2, read).await.unwrap(), 1, "another key");
 
         // A rolled-back write changes nothing; a committed one makes every entry stale.
         drop(db::begin_write(&pool).await.unwrap());
-        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 0);
+        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 0);
         db::begin_write(&pool).await.unwrap().commit().await.unwrap();
-        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 2);
-        assert_eq!(cache.get_or_read(&pool, 1, read()).await.unwrap(), 2);
+        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 2);
+        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 2);
     }
 
     #[tokio::test]
@@ -103,8 +107,8 @@ mod tests {
             db::begin_write(&pool).await.unwrap().commit().await.unwrap();
             ok("read before the write")
         };
-        assert_eq!(cache.get_or_read(&pool, 1, racing).await.unwrap(), "read before the write");
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("fresh") }).await.unwrap(), "fresh");
+        assert_eq!(cache.get_or_read(&pool, 1, || racing).await.unwrap(), "read before the write");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("fresh") }).await.unwrap(), "fresh");
     }
 
     #[tokio::test]
@@ -130,19 +134,19 @@ mod tests {
     async fn errors_are_not_kept() {
         let (_dir, pool) = pool().await;
         let cache = ReadCache::<i64, &str>::new(10);
-        let failed = cache.get_or_read(&pool, 1, async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
+        let failed = cache.get_or_read(&pool, 1, || async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
         assert!(failed.is_err());
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("first") }).await.unwrap(), "first");
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("second") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("first") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("second") }).await.unwrap(), "first");
     }
 
     #[tokio::test]
     async fn writes_outside_the_catalog_keep_entries() {
         let (_dir, pool) = pool().await;
         let cache = ReadCache::<i64, &str>::new(10);
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("first") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("first") }).await.unwrap(), "first");
         db::begin_write_outside_catalog(&pool).await.unwrap().commit().await.unwrap();
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("second") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("second") }).await.unwrap(), "first");
     }
 
     #[tokio::test]
@@ -150,9 +154,9 @@ mod tests {
         let (dir, pool) = pool().await;
         let watcher = tokio::spawn(db::watch_catalog(pool.clone()));
         let cache = ReadCache::<i64, &str>::new(10);
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("before") }).await.unwrap(), "before");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("before") }).await.unwrap(), "before");
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("unchanged") }).await.unwrap(), "before", "nothing changed");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("unchanged") }).await.unwrap(), "before", "nothing changed");
 
         // Another process: a connection of its own, outside this process's queue and
         // generation, as the sqlite3 prompt would write.
@@ -163,7 +167,7 @@ mod tests {
             .await
             .unwrap();
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
-        assert_eq!(cache.get_or_read(&pool, 1, async { ok("after") }).await.unwrap(), "after");
+        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("after") }).await.unwrap(), "after");
         watcher.abort();
     }
 
@@ -171,10 +175,10 @@ mod tests {
     async fn databases_do_not_share_entries_and_a_full_cache_starts_over() {
         let ((_a, one), (_b, other)) = (pool().await, pool().await);
         let cache = ReadCache::<i64, &str>::new(2);
-        assert_eq!(cache.get_or_read(&one, 1, async { ok("one") }).await.unwrap(), "one");
-        assert_eq!(cache.get_or_read(&other, 1, async { ok("other") }).await.unwrap(), "other");
+        assert_eq!(cache.get_or_read(&one, 1, || async { ok("one") }).await.unwrap(), "one");
+        assert_eq!(cache.get_or_read(&other, 1, || async { ok("other") }).await.unwrap(), "other");
         assert_eq!(cache.entries.len(), 2);
-        assert_eq!(cache.get_or_read(&one, 2, async { ok("two") }).await.unwrap(), "two");
+        assert_eq!(cache.get_or_read(&one, 2, || async { ok("two") }).await.unwrap(), "two");
         assert_eq!(cache.entries.len(), 1, "emptied when full, then the new entry");
     }
 }

@@ -24,7 +24,7 @@ pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<Category>> {
 /// (Cached: every page of the storefront asks for them; see `cache`.)
 pub async fn summaries(pool: &Pool) -> AppResult<Vec<CategorySummary>> {
     static SUMMARIES: LazyLock<ReadCache<(), Vec<CategorySummary>>> = LazyLock::new(|| ReadCache::new(1));
-    let read = async {
+    let read = || async {
         Ok(sqlx::query_as(
             "SELECT c.id, c.name, c.description, COUNT(p.id) AS pet_count
              FROM categories c LEFT JOIN pets p ON p.category_id = c.id

@@ -27,7 +27,7 @@ static PAGES: LazyLock<ReadCache<(PetFilter, PageRequest), Page<PetCard>>> = Laz
 pub async fn list_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
     // The search text as it is compared, so that "Rex" and "rex" share an entry.
     let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
-    PAGES.get_or_read(pool, (key, page), read_cards(pool, filter, page)).await
+    PAGES.get_or_read(pool, (key, page), || read_cards(pool, filter, page)).await
 }
 
 async fn read_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
@@ -62,7 +62,7 @@ pub async fn list(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResu
 }
 
 pub async fn card(pool: &Pool, id: i64) -> AppResult<PetCard> {
-    let read = async {
+    let read = || async move {
         sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
             .bind(id)
             .fetch_optional(pool)
