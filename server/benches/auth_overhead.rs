@@ -36,8 +36,8 @@ async fn main() {
 
     let state =
         AppState::new(pool.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
-    let guarded = Router::new().nest_service("/api/v1", server::api::service(state.clone()));
-    let bare = Router::new().nest_service("/api/v1", server::api::service_without_guard(state, caller));
+    let guarded = Router::new().fallback_service(server::api::service(state.clone()));
+    let bare = Router::new().fallback_service(server::api::service_without_guard(state, caller));
     let guarded_addr = common::spawn(guarded).await;
     let bare_addr = common::spawn(bare).await;
     let path = format!("/api/v1/pets/{}", pet.id);

@@ -40,7 +40,7 @@ async fn main() {
     let key = keys::create(&pool, 0, new).await.unwrap().key;
     let state =
         AppState::new(pool.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
-    let addr = common::spawn(Router::new().nest_service("/api/v1", server::api::service(state))).await;
+    let addr = common::spawn(Router::new().fallback_service(server::api::service(state))).await;
 
     println!("POST /api/v1/store/orders, quantity 1, {CONNECTIONS} connections, {}s each", ROUND.as_secs());
     println!("{:<28} {:>10} {:>10} {:>8} {:>8}", "pets", "orders/s", "placed", "409s", "errors");

@@ -6,6 +6,7 @@ pub mod config;
 pub mod ops;
 pub mod pages;
 
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use app::db::Pool;
@@ -18,6 +19,26 @@ use leptos::prelude::*;
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 
 pub use config::Config;
+
+/// An application, or a part of one, as the server serves it: a service that always
+/// answers (errors are responses too).
+pub trait HttpService:
+    tower::Service<axum::extract::Request, Response = axum::response::Response, Error = Infallible, Future: Send + 'static>
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> HttpService for S where
+    S: tower::Service<axum::extract::Request, Response = axum::response::Response, Error = Infallible, Future: Send + 'static>
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
 
 /// What every REST handler can reach. One `Arc`: axum clones the state into every
 /// request's handler and extractors, and one count is simpler to clone than one per
@@ -35,6 +56,8 @@ pub struct Shared {
     pub traffic: Arc<Traffic>,
     /// What every answer of the deprecated `GET /pets/{petId}` carries.
     pub deprecation: api::pets::DeprecationHeaders,
+    /// The OpenAPI document as `GET /api/v1/openapi.json` sends it.
+    pub openapi_json: Arc<str>,
 }
 
 impl std::ops::Deref for AppState {
@@ -56,6 +79,7 @@ impl AppState {
             limiter: Arc::new(limiter),
             traffic: Arc::new(Traffic::new(clock.clone())),
             deprecation: api::pets::DeprecationHeaders::new(&config),
+            openapi_json: api::openapi::document_json(&config),
             pool,
             config: Arc::new(config),
             clock,
@@ -102,21 +126,16 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
         })
         .layer(axum::middleware::from_fn_with_state(pages::PageCache::new(state.pool.clone()), pages::serve_kept));
     // Every route of the site (and its fallback) is counted by the metrics layer; the
-    // API, added after it, counts its own routes (`api::service`).
+    // API counts its own routes (`api::service`).
     let site = Router::new()
         .merge(ops::routes(state.clone()))
         .merge(pages)
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
         .layer(axum::middleware::from_fn(ops::metrics::track))
         .with_state(leptos_options);
-    let api = api::service(state);
-    let router = site
-        .nest_service(api::BASE, api.clone())
-        // The rest of /api (`/api/v1/`, other versions) answers in JSON too, never with
-        // the storefront's HTML 404 page.
-        .route_service("/api", api.clone())
-        .route_service("/api/{*rest}", api);
-    ops::wrap(router, request_timeout)
+    // The API answers everything under /api, in JSON (never with the storefront's
+    // HTML 404 page).
+    ops::wrap(api::in_front_of(api::service(state), site), request_timeout)
 }
 
 /// The pages' routes, found once per process by rendering the app without data. While

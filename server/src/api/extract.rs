@@ -8,7 +8,7 @@ use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::{header, request::Parts};
 use serde::de::DeserializeOwned;
 
-use crate::ops::BodyDeadline;
+use crate::AppState;
 
 /// Largest request body the API reads (contract: "Request bodies over 64 KiB get 413").
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -16,10 +16,10 @@ pub const BODY_LIMIT: usize = 64 * 1024;
 /// A JSON body deserialized into `T`. `T`'s types reject unknown fields.
 pub struct Json<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
+impl<T: DeserializeOwned> FromRequest<AppState> for Json<T> {
     type Rejection = AppError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
         if !is_json(req.headers()) {
             return Err(AppError::new(
                 ErrorCode::UnsupportedMediaType,
@@ -31,21 +31,19 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     }
 }
 
-/// The body's bytes, at most [`BODY_LIMIT`] (413 beyond, 400 when it cannot be read).
+/// The body's bytes, at most [`BODY_LIMIT`] (413 beyond, 400 when it cannot be read),
+/// all of it within the request timeout (408 when it has not arrived by then, however
+/// steadily it trickles in; the layers of `ops::wrap` answer 503 a second later).
 pub struct RawBody(pub Bytes);
 
-impl<S: Send + Sync> FromRequest<S> for RawBody {
+impl FromRequest<AppState> for RawBody {
     type Rejection = AppError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
-        let deadline = req.extensions().get::<BodyDeadline>().copied();
-        let read = Bytes::from_request(req, state);
-        let read = match deadline {
-            Some(BodyDeadline(at)) => tokio::time::timeout_at(at, read)
-                .await
-                .map_err(|_| AppError::new(ErrorCode::RequestTimeout, "the request body did not arrive in time"))?,
-            None => read.await,
-        };
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
+        let deadline = tokio::time::Instant::now() + state.config.request_timeout;
+        let read = tokio::time::timeout_at(deadline, Bytes::from_request(req, state))
+            .await
+            .map_err(|_| AppError::new(ErrorCode::RequestTimeout, "the request body did not arrive in time"))?;
         read.map(RawBody).map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 AppError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {BODY_LIMIT} bytes"))

@@ -15,30 +15,34 @@ use app::error::{AppError, ErrorCode};
 use app::model::Page;
 use std::convert::Infallible;
 
-use axum::extract::{DefaultBodyLimit, OriginalUri, Request, State};
+use axum::extract::{OriginalUri, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use tower::util::Either;
+use tower::util::future::EitherResponseFuture;
 use tower::{Service, ServiceBuilder};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::AppState;
+use crate::{AppState, HttpService};
 
 /// Where the API is mounted; `Location` and `Link` headers are built from it.
 pub const BASE: &str = "/api/v1";
 
-/// The API as one service, nested at [`BASE`], that also answers the rest of `/api`
-/// (`/api/v1/` with its slash, other versions) with JSON 404s behind the same guard.
+/// The API as one service, answering `/api` and everything under it: its routes at
+/// their full paths (`/api/v1/pets/{petId}`), and JSON 404s for the rest (`/api/v1/`
+/// with its slash, other versions) behind the same guard. [`in_front_of`] puts it in
+/// front of the site.
 ///
 /// Its layers wrap the router as a whole, not each route: axum clones every layer a
 /// route carries, boxed, for each request, and with a dozen of them that cloning,
 /// allocating and moving was a quarter of the server's CPU per API request
 /// (docs/PERFORMANCE.md). Only the metrics layer, which needs the matched route, is per
 /// route. From the outside in: CORS (preflight requests are answered there, uncounted),
-/// authentication and rate limits (`every_request`), the body limits, the panic catcher.
-pub fn service(state: AppState) -> impl ApiService {
+/// authentication and rate limits (`every_request`), the body limit, the panic catcher.
+pub fn service(state: AppState) -> impl HttpService {
     ServiceBuilder::new()
         .layer(cors())
         .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
@@ -48,27 +52,16 @@ pub fn service(state: AppState) -> impl ApiService {
 /// The API without authentication and rate limits: every request acts as `caller`.
 /// Only for measuring what the guard costs (`cargo bench -p server`); never served.
 #[doc(hidden)]
-pub fn service_without_guard(state: AppState, caller: app::model::Caller) -> impl ApiService {
+pub fn service_without_guard(state: AppState, caller: app::model::Caller) -> impl HttpService {
     let trust = axum::middleware::from_fn(move |request, next| async move {
         json_error_for_bare_413(auth::trust(caller, request, next).await)
     });
     ServiceBuilder::new().layer(trust).service(routes(state))
 }
 
-/// What the API is to the router it is nested in.
-pub trait ApiService:
-    Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
-{
-}
-
-impl<S> ApiService for S where
-    S: Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
-{
-}
-
-/// The routes inside the guard, with the body limits and the panic catcher.
-fn routes(state: AppState) -> impl ApiService {
-    let (routes, openapi) = openapi::routes(&state.config);
+/// The routes inside the guard, with the body limit and the panic catcher.
+fn routes(state: AppState) -> impl HttpService {
+    let (routes, _) = openapi::routes(&state.config);
     let router = routes
         // Both fallbacks after every route: axum applies the 405 one to the routes
         // registered before it.
@@ -78,12 +71,45 @@ fn routes(state: AppState) -> impl ApiService {
         .with_state(state);
     ServiceBuilder::new()
         .map_response(IntoResponse::into_response)
-        .layer(axum::Extension(openapi))
-        .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
-        // Bodies without a Content-Length (chunked) are cut off at the limit too.
+        // Bodies are cut off at the limit as they arrive, with or without a
+        // Content-Length; a Content-Length over it is refused before the handler runs.
         .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
         .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
         .service(router)
+}
+
+/// `api` in front of `site`: requests for `/api` and everything under it go to the
+/// API, all others to the site. Split by the path's prefix before any router, so that
+/// an API request is routed once, by the API's own router.
+pub fn in_front_of<S: HttpService>(api: impl HttpService, site: S) -> impl HttpService {
+    InFront { api, site }
+}
+
+#[derive(Clone)]
+struct InFront<A, S> {
+    api: A,
+    site: S,
+}
+
+impl<A: HttpService, S: HttpService> Service<Request> for InFront<A, S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = EitherResponseFuture<A::Future, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::ready!(self.api.poll_ready(cx))?;
+        self.site.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let path = request.uri().path();
+        let mut target = if path == "/api" || path.starts_with("/api/") {
+            Either::Left(&mut self.api)
+        } else {
+            Either::Right(&mut self.site)
+        };
+        target.call(request)
+    }
 }
 
 /// What every API request goes through, as one layer (axum clones a route's layers for

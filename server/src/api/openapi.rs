@@ -5,18 +5,18 @@
 use std::sync::Arc;
 
 use app::error::AppError;
-use axum::Extension;
 use axum::Router;
+use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use utoipa::OpenApi;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Deprecated, PathItem};
-use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::router::UtoipaMethodRouter;
 use utoipa_axum::routes;
 
-use super::{categories, inventory, keys, orders, pets};
+use super::{BASE, categories, inventory, keys, orders, pets};
 use crate::{AppState, Config};
 
 #[derive(OpenApi)]
@@ -73,47 +73,65 @@ pub const STABILITY: &[(&str, &str, &str)] = &[("post", "/keys", "beta")];
 const KEY_OPTIONAL: &[&str] = &["createKey"];
 const PUBLIC: &[&str] = &["getOpenApiDocument"];
 
-/// The documented routes of the API, and the document describing them for
-/// `GET /openapi.json`, which finds it as a request extension.
-pub fn routes(config: &Config) -> (Router<AppState>, OpenApiJson) {
-    let (router, document) = documented(config);
-    let json = serde_json::to_string(&document).expect("the OpenAPI document serializes");
-    (router, OpenApiJson(Arc::from(json)))
-}
-
-/// The document `GET /openapi.json` serves, as JSON (the docs page is drawn from it).
-pub fn document(config: &Config) -> serde_json::Value {
-    serde_json::to_value(documented(config).1).expect("the OpenAPI document serializes")
-}
-
-fn documented(config: &Config) -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(pets::list_pets, pets::create_pet))
-        .routes(routes!(pets::get_pet, pets::replace_pet, pets::delete_pet))
-        .routes(routes!(categories::list_categories, categories::create_category))
-        .routes(routes!(categories::get_category, categories::replace_category, categories::delete_category))
-        .routes(routes!(inventory::list_inventory))
-        .routes(routes!(inventory::get_inventory, inventory::set_inventory))
-        .routes(routes!(orders::place_order, orders::list_orders))
-        .routes(routes!(orders::get_order, orders::complete_order, orders::cancel_order))
-        .routes(routes!(keys::create_key, keys::list_keys))
-        .routes(routes!(keys::revoke_key))
-        .routes(routes!(openapi_json))
-        .split_for_parts();
+/// The documented routes of the API, at their full paths (`/api/v1/pets/{petId}`),
+/// and the document describing them, whose paths are relative to its `servers` URL.
+pub fn routes(config: &Config) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let documented = [
+        routes!(pets::list_pets, pets::create_pet),
+        routes!(pets::get_pet, pets::replace_pet, pets::delete_pet),
+        routes!(categories::list_categories, categories::create_category),
+        routes!(categories::get_category, categories::replace_category, categories::delete_category),
+        routes!(inventory::list_inventory),
+        routes!(inventory::get_inventory, inventory::set_inventory),
+        routes!(orders::place_order, orders::list_orders),
+        routes!(orders::get_order, orders::complete_order, orders::cancel_order),
+        routes!(keys::create_key, keys::list_keys),
+        routes!(keys::revoke_key),
+        routes!(openapi_json),
+    ];
+    let (router, mut document) = documented.into_iter().fold((Router::new(), ApiDoc::openapi()), add);
     annotate(&mut document, config);
     (router, document)
 }
 
-#[derive(Clone)]
-pub struct OpenApiJson(Arc<str>);
+/// What `utoipa_axum`'s `OpenApiRouter::routes` does, with the router's path under
+/// [`BASE`]: the API is routed at its full paths, so that it needs no nesting (which
+/// rewrites every request's URI and routes it twice), while the document keeps its
+/// paths relative to its `servers` URL.
+fn add(
+    (mut router, mut document): (Router<AppState>, utoipa::openapi::OpenApi),
+    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
+) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    for (path, item) in paths.paths {
+        router = router.route(&format!("{BASE}{path}"), method_router.clone());
+        match document.paths.paths.get_mut(&path) {
+            Some(existing) => existing.merge_operations(item),
+            None => {
+                document.paths.paths.insert(path, item);
+            }
+        }
+    }
+    document.components.get_or_insert_with(Default::default).schemas.extend(schemas);
+    (router, document)
+}
+
+/// The document `GET /openapi.json` serves (the docs page is drawn from it).
+pub fn document(config: &Config) -> serde_json::Value {
+    serde_json::to_value(routes(config).1).expect("the OpenAPI document serializes")
+}
+
+/// The document as `GET /openapi.json` sends it, written once (`AppState`).
+pub fn document_json(config: &Config) -> Arc<str> {
+    Arc::from(serde_json::to_string(&routes(config).1).expect("the OpenAPI document serializes"))
+}
 
 /// This document
 ///
 /// The OpenAPI 3.1 description of this API. Needs no key.
 #[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenApiDocument",
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
-async fn openapi_json(Extension(json): Extension<OpenApiJson>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], json.0.to_string())
+async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], state.openapi_json.to_string())
 }
 
 /// Adds what the annotations cannot say: `x-stability` everywhere, and the deprecation

@@ -39,19 +39,13 @@ pub fn routes<S>(state: AppState) -> Router<S> {
         .with_state(state)
 }
 
-/// When the request's body must have fully arrived. Set on every request, read by the
-/// API's body extractor, which answers 408 `request_timeout` when it passes, however
-/// steadily the body trickles in.
-#[derive(Clone, Copy, Debug)]
-pub struct BodyDeadline(pub tokio::time::Instant);
-
 /// The whole application as the server serves it (tests send requests to it too).
 pub type App = BoxCloneSyncService<Request, Response, Infallible>;
 
 /// The layers around the whole application, outermost first. They wrap the router as
 /// one service, so each request passes through them once; layers given to the router
 /// itself are cloned, boxed, into every route and cloned again for each request.
-pub fn wrap(router: Router, request_timeout: Duration) -> App {
+pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
     let stack = ServiceBuilder::new()
         .map_response(|response: Response<_>| response.map(Body::new))
         // Outermost: the client's own id is kept, otherwise a new UUID.
@@ -65,31 +59,29 @@ pub fn wrap(router: Router, request_timeout: Duration) -> App {
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        // The compressed body's type holds a brotli encoder's state inline (about 6 KB):
+        // boxed at once, so the layers outside do not copy it with every response.
+        .map_response(|response: Response<_>| response.map(Body::new))
         .layer(CompressionLayer::new())
-        .layer(middleware::from_fn(move |request, next| every_request(request_timeout, request, next)))
+        .layer(middleware::from_fn(every_request))
         // A second later than the body deadline, so a slow body is told apart (408)
         // from a slow answer (503).
         .layer(HandleErrorLayer::new(timed_out))
         .timeout(request_timeout + Duration::from_secs(1))
-        .service(router);
+        .service(app);
     BoxCloneSyncService::new(stack)
 }
 
-/// The application's own checks and headers, as one layer, since axum clones a route's
-/// layers for every request (measured only together with the read cache,
-/// docs/PERFORMANCE.md).
+/// The application's own checks and headers, as one layer:
 /// - refuses cross-site calls to the server functions;
-/// - sets the request's body deadline (read by the API's body extractor, which
-///   answers 408 `request_timeout` when it passes, however steadily the body trickles);
 /// - gives a server function's error its own status;
 /// - writes the security and caching headers, with the page's nonce.
-async fn every_request(request_timeout: Duration, mut request: Request, next: Next) -> Response {
+async fn every_request(mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let nonce = security::page_nonce_for(&mut request);
     let mut response = match security::refuse_cross_site(&request) {
         Some(refusal) => refusal,
         None => {
-            request.extensions_mut().insert(BodyDeadline(tokio::time::Instant::now() + request_timeout));
             let response = next.run(request).await;
             security::server_fn_error_status(&path, response).await
         }
