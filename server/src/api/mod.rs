@@ -23,7 +23,7 @@ use tower::util::Either;
 use tower::util::future::EitherResponseFuture;
 use tower::{Service, ServiceBuilder};
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::cors::{Any, CorsLayer};
+use tower_http::cors::{AllowHeaders, Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::{AppState, HttpService};
@@ -133,28 +133,20 @@ async fn every_request(
     response
 }
 
-/// CORS for third-party web apps: any origin, no credentials (keys travel in headers).
+/// CORS for third-party web apps: any origin, no credentials (keys travel in headers),
+/// so the wildcards of the Fetch standard apply: any method, every response header
+/// exposed. Allowed request headers are those the preflight asks for (a wildcard would
+/// not cover `Authorization`). Nothing here depends on the request's `Origin`, so no
+/// `Vary`. Every value is a constant but the max-age: axum clones this layer for every
+/// request, and a value built from a list was an allocation or a shared count to bump
+/// each time (docs/PERFORMANCE.md).
 fn cors() -> CorsLayer {
     CorsLayer::new()
         .allow_origin(Any)
-        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::AUTHORIZATION,
-            HeaderName::from_static("x-api-key"),
-            HeaderName::from_static("idempotency-key"),
-        ])
-        .expose_headers([
-            HeaderName::from_static("x-ratelimit-limit"),
-            HeaderName::from_static("x-ratelimit-remaining"),
-            HeaderName::from_static("x-ratelimit-reset"),
-            header::RETRY_AFTER,
-            HeaderName::from_static("deprecation"),
-            HeaderName::from_static("sunset"),
-            header::LINK,
-            header::LOCATION,
-            HeaderName::from_static("x-api-stability"),
-        ])
+        .allow_methods(Any)
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers(Any)
+        .vary([])
         .max_age(std::time::Duration::from_secs(600))
 }
 
