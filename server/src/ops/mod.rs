@@ -13,9 +13,8 @@ use std::time::Duration;
 use app::error::{AppError, ErrorCode};
 use axum::Router;
 use axum::body::Body;
-use axum::error_handling::HandleErrorLayer;
 use axum::extract::Request;
-use axum::http::{HeaderName, Uri};
+use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -26,6 +25,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::AppState;
+use security::Target;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -63,37 +63,36 @@ pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
         // boxed at once, so the layers outside do not copy it with every response.
         .map_response(|response: Response<_>| response.map(Body::new))
         .layer(CompressionLayer::new())
-        .layer(middleware::from_fn(every_request))
         // A second later than the body deadline, so a slow body is told apart (408)
         // from a slow answer (503).
-        .layer(HandleErrorLayer::new(timed_out))
-        .timeout(request_timeout + Duration::from_secs(1))
+        .layer(middleware::from_fn(move |request, next| {
+            every_request(request_timeout + Duration::from_secs(1), request, next)
+        }))
         .service(app);
     BoxCloneSyncService::new(stack)
 }
 
 /// The application's own checks and headers, as one layer:
 /// - refuses cross-site calls to the server functions;
+/// - answers 503 when the answer is not ready within `answer_within`;
 /// - gives a server function's error its own status;
 /// - writes the security and caching headers, with the page's nonce.
-async fn every_request(mut request: Request, next: Next) -> Response {
-    let path = request.uri().path().to_owned();
-    let nonce = security::page_nonce_for(&mut request);
-    let mut response = match security::refuse_cross_site(&request) {
+async fn every_request(answer_within: Duration, mut request: Request, next: Next) -> Response {
+    let target = Target::of(request.uri().path());
+    let nonce = security::page_nonce_for(target, &mut request);
+    let mut response = match security::refuse_cross_site(target, &request) {
         Some(refusal) => refusal,
-        None => {
-            let response = next.run(request).await;
-            security::server_fn_error_status(&path, response).await
-        }
+        None => match tokio::time::timeout(answer_within, next.run(request)).await {
+            // Boxed: only these read their answer's body, and that future is large.
+            Ok(response) if target == Target::ServerFn => Box::pin(security::server_fn_error_status(response)).await,
+            Ok(response) => response,
+            Err(_) => {
+                // Logged inside the request's span, which names its id and path.
+                tracing::warn!("request timed out");
+                AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again").into_response()
+            }
+        },
     };
-    security::set_headers(&path, nonce.as_ref(), &mut response);
+    security::set_headers(target, nonce.as_ref(), &mut response);
     response
-}
-
-async fn timed_out(uri: Uri, err: tower::BoxError) -> Response {
-    if !err.is::<tower::timeout::error::Elapsed>() {
-        return AppError::internal("middleware", err).into_response();
-    }
-    tracing::warn!(path = uri.path(), "request timed out");
-    AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again").into_response()
 }

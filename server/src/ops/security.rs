@@ -35,6 +35,33 @@ fn page_policy(nonce: &Nonce) -> Option<HeaderValue> {
     .ok()
 }
 
+/// What a request asks for, as far as these headers care, told from its path once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The REST API (`/api` and below): JSON, even for an unknown path.
+    Api,
+    /// A server function (`/_app/`): JSON for the app's own WASM.
+    ServerFn,
+    /// A built file under `/pkg/`, with or without a content hash in its name.
+    Asset { hashed: bool },
+    /// Anything else: a page, or another static file.
+    Site,
+}
+
+impl Target {
+    pub fn of(path: &str) -> Target {
+        if path == "/api" || path.starts_with("/api/") {
+            Target::Api
+        } else if path.starts_with(SERVER_FN_PREFIX) {
+            Target::ServerFn
+        } else if path.starts_with("/pkg/") {
+            Target::Asset { hashed: has_content_hash(path) }
+        } else {
+            Target::Site
+        }
+    }
+}
+
 /// The nonce this layer made for the request, for Leptos to put on its inline scripts
 /// (provided as context to every page, in place of the one leptos_axum makes).
 pub fn page_nonce(parts: &axum::http::request::Parts) -> Option<Nonce> {
@@ -44,8 +71,8 @@ pub fn page_nonce(parts: &axum::http::request::Parts) -> Option<Nonce> {
 /// Makes the nonce of a request that may be answered with a page, and puts it in the
 /// request: any but the API's, which answers JSON even for an unknown path. (A missing
 /// file under `/pkg/` or an unknown server function gets the HTML 404 page.)
-pub fn page_nonce_for(request: &mut Request) -> Option<Nonce> {
-    if request.uri().path().starts_with("/api/") {
+pub fn page_nonce_for(target: Target, request: &mut Request) -> Option<Nonce> {
+    if target == Target::Api {
         return None;
     }
     let nonce = Nonce::new();
@@ -55,7 +82,7 @@ pub fn page_nonce_for(request: &mut Request) -> Option<Nonce> {
 
 /// The headers every response gets: pages name their nonce in their policy, anything
 /// else gets the strictest one.
-pub fn set_headers(path: &str, nonce: Option<&Nonce>, response: &mut Response) {
+pub fn set_headers(target: Target, nonce: Option<&Nonce>, response: &mut Response) {
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
@@ -63,7 +90,7 @@ pub fn set_headers(path: &str, nonce: Option<&Nonce>, response: &mut Response) {
     let policy = nonce.filter(|_| is_html(headers)).and_then(page_policy);
     headers.insert(header::CONTENT_SECURITY_POLICY, policy.unwrap_or(HeaderValue::from_static(CSP_NOT_A_PAGE)));
     if !headers.contains_key(header::CACHE_CONTROL) {
-        if let Some(policy) = cache_policy(path, headers) {
+        if let Some(policy) = cache_policy(target, headers) {
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
         }
     }
@@ -72,15 +99,15 @@ pub fn set_headers(path: &str, nonce: Option<&Nonce>, response: &mut Response) {
 /// Files whose name carries a content hash (`petstore.1a2b3c4d5e.wasm`) never change
 /// under that name: cache them for a year. Other files and pages are revalidated; pages
 /// differ per signed-in user, so shared caches must not keep them.
-fn cache_policy(path: &str, headers: &HeaderMap) -> Option<&'static str> {
+fn cache_policy(target: Target, headers: &HeaderMap) -> Option<&'static str> {
     if is_html(headers) {
-        Some("private, no-cache")
-    } else if path.starts_with("/pkg/") {
-        Some(if has_content_hash(path) { "public, max-age=31536000, immutable" } else { "no-cache" })
-    } else if path.starts_with("/api/") || path.starts_with(SERVER_FN_PREFIX) {
-        None // the API's answers say nothing about caching; clients do not cache them
-    } else {
-        Some("no-cache")
+        return Some("private, no-cache");
+    }
+    match target {
+        Target::Asset { hashed: true } => Some("public, max-age=31536000, immutable"),
+        // The API's answers say nothing about caching; clients do not cache them.
+        Target::Api | Target::ServerFn => None,
+        Target::Asset { hashed: false } | Target::Site => Some("no-cache"),
     }
 }
 
@@ -102,8 +129,8 @@ fn has_content_hash(path: &str) -> bool {
 /// rides along), so a page on another site must not be able to call them: a request a
 /// browser marks as cross-site, or whose `Origin` is not this host, is refused. Requests
 /// without either header come from outside a browser, where no cookie is at risk.
-pub fn refuse_cross_site(request: &Request) -> Option<Response> {
-    (request.uri().path().starts_with(SERVER_FN_PREFIX) && is_cross_site(request.headers())).then(|| {
+pub fn refuse_cross_site(target: Target, request: &Request) -> Option<Response> {
+    (target == Target::ServerFn && is_cross_site(request.headers())).then(|| {
         AppError::new(ErrorCode::Forbidden, "cross-site requests to the store's own functions are refused")
             .into_response()
     })
@@ -112,8 +139,8 @@ pub fn refuse_cross_site(request: &Request) -> Option<Response> {
 /// server_fn answers every error with 500. Ours carry their own status (409 out of
 /// stock, 401 not signed in, …): answer with it, so that logs and metrics tell a
 /// refusal from a fault. (The browser side decodes any 4xx or 5xx the same way.)
-pub async fn server_fn_error_status(path: &str, response: Response) -> Response {
-    if !path.starts_with(SERVER_FN_PREFIX) || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+pub async fn server_fn_error_status(response: Response) -> Response {
+    if response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
         return response;
     }
     let (mut parts, body) = response.into_parts();
