@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::model::TrafficSeries as Series;
 use crate::services::clock::Clock;
@@ -19,21 +20,34 @@ struct Minute {
     per_key: HashMap<i64, u32>,
 }
 
-/// The last hour's request counts.
+/// The last hour's request counts, kept in a few shards: each thread counts into its
+/// own (one lock per request, which two threads rarely want at once: a single lock was
+/// bounced between the cores on every API request), and `last_hour` adds them up.
 pub struct Traffic {
     clock: Clock,
-    minutes: Mutex<VecDeque<Minute>>,
+    shards: [Mutex<VecDeque<Minute>>; SHARDS],
+}
+
+const SHARDS: usize = 8;
+
+/// The shard of the calling thread.
+fn shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|shard| *shard)
 }
 
 impl Traffic {
     pub fn new(clock: Clock) -> Traffic {
-        Traffic { clock, minutes: Mutex::new(VecDeque::with_capacity(MINUTES + 1)) }
+        Traffic { clock, shards: std::array::from_fn(|_| Mutex::new(VecDeque::with_capacity(MINUTES + 1))) }
     }
 
     /// Counts one API request, by the key that made it when it had a valid one.
     pub fn record(&self, key_id: Option<i64>) {
         let now = self.clock.now().div_euclid(60);
-        let mut minutes = self.minutes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut minutes = self.shards[shard()].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if minutes.back().is_none_or(|last| last.at != now) {
             minutes.push_back(Minute { at: now, ..Minute::default() });
             while minutes.front().is_some_and(|first| first.at <= now - MINUTES as i64) {
@@ -51,16 +65,18 @@ impl Traffic {
     pub fn last_hour(&self, busiest: usize) -> (Series, Vec<Series>) {
         let now = self.clock.now().div_euclid(60);
         let first = now - MINUTES as i64 + 1;
-        let minutes = self.minutes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let slot = |at: i64| usize::try_from(at - first).ok().filter(|&i| i < MINUTES);
 
         let mut total = vec![0; MINUTES];
         let mut per_key: HashMap<i64, Vec<u32>> = HashMap::new();
-        for minute in minutes.iter() {
-            let Some(i) = slot(minute.at) else { continue };
-            total[i] = minute.total;
-            for (&key_id, &count) in &minute.per_key {
-                per_key.entry(key_id).or_insert_with(|| vec![0; MINUTES])[i] = count;
+        for shard in &self.shards {
+            let minutes = shard.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            for minute in minutes.iter() {
+                let Some(i) = slot(minute.at) else { continue };
+                total[i] += minute.total;
+                for (&key_id, &count) in &minute.per_key {
+                    per_key.entry(key_id).or_insert_with(|| vec![0; MINUTES])[i] += count;
+                }
             }
         }
         let mut keys: Vec<Series> = per_key
@@ -79,6 +95,26 @@ mod tests {
     use std::sync::atomic::{AtomicI64, Ordering};
 
     use super::*;
+
+    #[test]
+    fn counts_from_many_threads_add_up() {
+        let now = Arc::new(AtomicI64::new(1_800_000_000));
+        let traffic = Arc::new(Traffic::new(Clock::manual(now)));
+        let threads: Vec<_> = (0..12)
+            .map(|n| {
+                let traffic = traffic.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..100 {
+                        traffic.record(Some(n % 3));
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let (all, keys) = traffic.last_hour(5);
+        assert_eq!(all.per_minute[MINUTES - 1], 1_200);
+        assert_eq!(keys.iter().map(|s| s.total()).collect::<Vec<_>>(), [400, 400, 400]);
+    }
 
     #[test]
     fn counts_per_minute_and_forgets_after_an_hour() {
