@@ -14,13 +14,16 @@ use app::error::{AppError, ErrorCode};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::HeaderName;
+use axum::http::{HeaderName, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tower::ServiceBuilder;
 use tower::util::BoxCloneSyncService;
-use tower_http::compression::CompressionLayer;
+use futures_util::FutureExt;
+use futures_util::future;
+use tower::Service;
+use tower_http::compression::{Compression, CompressionBody};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
@@ -56,13 +59,15 @@ pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
                     let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
                     tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
                 })
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
+                // One line per request, when it is answered: no "started" or
+                // "end of stream" events (debug noise that still read the clock).
+                .on_request(())
+                .on_body_chunk(())
+                .on_eos(()),
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        // The compressed body's type holds a brotli encoder's state inline (about 6 KB):
-        // boxed at once, so the layers outside do not copy it with every response.
-        .map_response(|response: Response<_>| response.map(Body::new))
-        .layer(CompressionLayer::new())
+        .layer_fn(|inner| CompressWhenAccepted(Compression::new(inner)))
         // A second later than the body deadline, so a slow body is told apart (408)
         // from a slow answer (503).
         .layer(middleware::from_fn(move |request, next| {
@@ -70,6 +75,36 @@ pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
         }))
         .service(app);
     BoxCloneSyncService::new(stack)
+}
+
+/// tower-http's compression, entered only by requests that accept an encoding. Its
+/// response type holds a brotli encoder's state inline (about 6 KB, copied by each
+/// layer it passes) and it scans every answer's content type: about 7 % of the CPU of
+/// a request that accepts no encoding and so gets none (docs/PERFORMANCE.md). Such a
+/// request goes straight to the service inside.
+#[derive(Clone)]
+struct CompressWhenAccepted<S>(Compression<S>);
+
+type BoxBody = fn(Result<Response<CompressionBody<Body>>, Infallible>) -> Result<Response, Infallible>;
+
+impl<S: crate::HttpService> Service<Request> for CompressWhenAccepted<S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = future::Either<future::Map<<Compression<S> as Service<Request>>::Future, BoxBody>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if request.headers().contains_key(header::ACCEPT_ENCODING) {
+            // Boxed at once, so that the layers outside do not copy the big body type.
+            let boxed: BoxBody = |result| result.map(|response| response.map(Body::new));
+            future::Either::Left(self.0.call(request).map(boxed))
+        } else {
+            future::Either::Right(self.0.get_mut().call(request))
+        }
+    }
 }
 
 /// The application's own checks and headers, as one layer:
