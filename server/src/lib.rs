@@ -23,8 +23,12 @@ pub use config::Config;
 /// An application, or a part of one, as the server serves it: a service that always
 /// answers (errors are responses too).
 pub trait HttpService:
-    tower::Service<axum::extract::Request, Response = axum::response::Response, Error = Infallible, Future: Send + 'static>
-    + Clone
+    tower::Service<
+        axum::extract::Request,
+        Response = axum::response::Response,
+        Error = Infallible,
+        Future: Send + 'static,
+    > + Clone
     + Send
     + Sync
     + 'static
@@ -32,8 +36,12 @@ pub trait HttpService:
 }
 
 impl<S> HttpService for S where
-    S: tower::Service<axum::extract::Request, Response = axum::response::Response, Error = Infallible, Future: Send + 'static>
-        + Clone
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = Infallible,
+            Future: Send + 'static,
+        > + Clone
         + Send
         + Sync
         + 'static

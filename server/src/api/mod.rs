@@ -117,11 +117,7 @@ impl<A: HttpService, S: HttpService> Service<Request> for InFront<A, S> {
 /// the Error shape for the body limit's own 413, and `X-API-Stability` on every answer
 /// of a beta or experimental operation, whoever produced it (handler, extractor, guard
 /// or body limit).
-async fn every_request(
-    State(state): State<AppState>,
-    request: Request,
-    next: axum::middleware::Next,
-) -> Response {
+async fn every_request(State(state): State<AppState>, request: Request, next: axum::middleware::Next) -> Response {
     let path = request.uri().path();
     let stability = openapi::stability(request.method().as_str(), path.strip_prefix(BASE).unwrap_or(path));
     let mut response =
