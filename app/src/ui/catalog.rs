@@ -4,6 +4,8 @@
 //! WASM runs, changing a picker applies it at once.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
@@ -42,8 +44,8 @@ pub fn CatalogPage() -> impl IntoView {
         let get = |key: &str| map.get(key).filter(|value| !value.is_empty());
         CatalogQuery { status: get("status"), category: get("category"), q: get("q"), cursor: get("cursor") }
     });
-    let cards = Resource::new(move || query.get(), |q| catalog(q.status, q.category, q.q, q.cursor));
-    let category_list = Resource::new(|| (), |_| categories());
+    let cards = data::resource(move || query.get(), |q| catalog(q.status, q.category, q.q, q.cursor));
+    let category_list = data::resource(|| (), |_| categories());
 
     // With JavaScript, a changed picker applies at once (first page of the new filter).
     let navigate = use_navigate();

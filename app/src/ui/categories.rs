@@ -1,6 +1,8 @@
 //! The categories, each with its number of pets and a link to them in the catalog.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 
 use super::widgets::ErrorNotice;
@@ -8,7 +10,7 @@ use crate::server_fns::categories;
 
 #[component]
 pub fn CategoriesPage() -> impl IntoView {
-    let list = Resource::new(|| (), |_| categories());
+    let list = data::resource(|| (), |_| categories());
     view! {
         <Title text="Categories"/>
         <h1>"Categories"</h1>

@@ -4,6 +4,7 @@ pub(crate) mod account;
 mod admin;
 mod catalog;
 mod categories;
+mod data;
 mod docs;
 mod orders;
 mod pet;
@@ -63,7 +64,7 @@ pub fn App() -> impl IntoView {
         AccountActions { sign_in: ServerAction::new(), sign_up: ServerAction::new(), sign_out: ServerAction::new() };
     provide_context(actions);
     // Who is signed in; asked again after every sign-in, sign-up and sign-out.
-    let who = Resource::new(
+    let who = data::resource(
         move || (actions.sign_in.version().get(), actions.sign_up.version().get(), actions.sign_out.version().get()),
         |_| viewer(),
     );

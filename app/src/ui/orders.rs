@@ -3,6 +3,8 @@
 //! they are read fresh from the same tables.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
@@ -18,12 +20,12 @@ pub fn OrdersPage() -> impl IntoView {
     // Filters from the address (`?complete=false&petId=3`), as on `GET /store/orders`.
     let query = use_query_map();
     let filters = Memo::new(move |_| (query.read().get("complete"), query.read().get("petId")));
-    let orders = Resource::new(
+    let orders = data::resource(
         move || (filters.get(), cancel.version().get(), complete.version().get()),
         |((complete, pet_id), _, _)| list_orders(complete, pet_id),
     );
     let location = use_location();
-    let who = Resource::new(|| (), |_| viewer());
+    let who = data::resource(|| (), |_| viewer());
     let failure = move || match (cancel.value().get(), complete.value().get()) {
         (Some(Err(error)), _) | (_, Some(Err(error))) => Some(view! { <ErrorNotice error/> }),
         _ => None,

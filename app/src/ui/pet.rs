@@ -1,6 +1,8 @@
 //! One pet: name, category, status and stock.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
@@ -14,9 +16,9 @@ pub fn PetPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|raw| raw.parse::<i64>().ok()).filter(|id| *id > 0);
     let place = ServerAction::<PlaceOrder>::new();
-    let who = Resource::new(|| (), |_| viewer());
+    let who = data::resource(|| (), |_| viewer());
     // Read again after every order, so stock and status follow at once.
-    let card = Resource::new(
+    let card = data::resource(
         move || (id(), place.version().get()),
         |(id, _)| async move {
             match id {

@@ -2,6 +2,8 @@
 //! so, and the refusal (`category_in_use`) is shown on its row.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 
 use super::{FormOutcome, NameField, invalid};
@@ -14,7 +16,7 @@ pub fn CategoriesConsole() -> impl IntoView {
     let create = ServerAction::<SaveCategory>::new();
     // Bumped by each row when it saves or deletes, so the list is read again.
     let changed = RwSignal::new(0u32);
-    let list = Resource::new(move || (create.version().get(), changed.get()), |_| categories());
+    let list = data::resource(move || (create.version().get(), changed.get()), |_| categories());
     let result = create.value();
     view! {
         <Title text="Staff: categories"/>

@@ -7,6 +7,16 @@ const WIDTH: f64 = 400.0;
 const HEIGHT: f64 = 180.0;
 /// Room under the bars for their labels.
 const LABEL_ROOM: f64 = 20.0;
+const VIEW_BOX: &str = "0 0 400 180";
+
+/// A coordinate to one decimal, written with integer formatting only: the browser's
+/// code for formatting floats (`f64`'s `Display`) is about 14 KB of WASM, used
+/// nowhere else.
+fn coordinate(value: f64) -> String {
+    let tenths = (value * 10.0).round() as i64;
+    let sign = if tenths < 0 { "-" } else { "" };
+    format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
+}
 
 /// One bar: its height, the label under it (may be empty), the text over it, and the
 /// CSS class that colours it.
@@ -37,24 +47,37 @@ pub fn BarChart(
             let y = plot - height;
             view! {
                 <g>
-                    <rect class=format!("bar {class}") x=x y=y width=slot * 0.7 height=height rx="2"></rect>
+                    <rect class=format!("bar {class}") x=coordinate(x) y=coordinate(y) width=coordinate(slot * 0.7)
+                        height=coordinate(height) rx="2"></rect>
                     {(value > 0).then(|| view! {
-                        <text class="bar-value" x=x + slot * 0.35 y=y - 3.0 text-anchor="middle">{caption}</text>
+                        <text class="bar-value" x=coordinate(x + slot * 0.35) y=coordinate(y - 3.0) text-anchor="middle">{caption}</text>
                     })}
-                    <text class="bar-label" x=x + slot * 0.35 y=HEIGHT - 4.0 text-anchor="middle">{label}</text>
+                    <text class="bar-label" x=coordinate(x + slot * 0.35) y=coordinate(HEIGHT - 4.0) text-anchor="middle">{label}</text>
                 </g>
             }
         })
         .collect_view();
     view! {
-        <svg class="chart" viewBox=format!("0 0 {WIDTH} {HEIGHT}") role="img" aria-label=summary>
-            <line class="axis" x1="0" y1=plot x2=WIDTH y2=plot></line>
+        <svg class="chart" viewBox=VIEW_BOX role="img" aria-label=summary>
+            <line class="axis" x1="0" y1=coordinate(plot) x2=coordinate(WIDTH) y2=coordinate(plot)></line>
             {drawn}
         </svg>
     }
 }
 
 /// A line over evenly spaced points (oldest first), with its peak marked.
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn coordinates_have_one_decimal() {
+        assert_eq!(super::coordinate(12.34), "12.3");
+        assert_eq!(super::coordinate(0.0), "0.0");
+        assert_eq!(super::coordinate(159.96), "160.0");
+        assert_eq!(super::coordinate(-2.25), "-2.3");
+        assert_eq!(super::coordinate(-0.04), "0.0");
+    }
+}
+
 #[component]
 pub fn LineChart(
     points: Vec<u32>,
@@ -68,17 +91,18 @@ pub fn LineChart(
     let step = WIDTH / (points.len().max(2) - 1) as f64;
     let coordinates: Vec<(f64, f64)> =
         points.iter().enumerate().map(|(i, &n)| (i as f64 * step, plot - f64::from(n) / max * (plot - 14.0))).collect();
-    let line = coordinates.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect::<Vec<_>>().join(" ");
-    let area = format!("0,{plot} {line} {WIDTH},{plot}");
+    let line =
+        coordinates.iter().map(|&(x, y)| format!("{},{}", coordinate(x), coordinate(y))).collect::<Vec<_>>().join(" ");
+    let area = format!("0,{plot} {line} {width},{plot}", plot = coordinate(plot), width = coordinate(WIDTH));
     let peak = points.iter().copied().max().unwrap_or(0);
     view! {
-        <svg class="chart" viewBox=format!("0 0 {WIDTH} {HEIGHT}") role="img" aria-label=summary>
-            <line class="axis" x1="0" y1=plot x2=WIDTH y2=plot></line>
+        <svg class="chart" viewBox=VIEW_BOX role="img" aria-label=summary>
+            <line class="axis" x1="0" y1=coordinate(plot) x2=coordinate(WIDTH) y2=coordinate(plot)></line>
             <polygon class="area" points=area></polygon>
             <polyline class="line" points=line></polyline>
             <text class="bar-value" x="4" y="12">{format!("peak {peak}/min")}</text>
-            <text class="bar-label" x="0" y=HEIGHT - 4.0>{first_label}</text>
-            <text class="bar-label" x=WIDTH y=HEIGHT - 4.0 text-anchor="end">{last_label}</text>
+            <text class="bar-label" x="0" y=coordinate(HEIGHT - 4.0)>{first_label}</text>
+            <text class="bar-label" x=coordinate(WIDTH) y=coordinate(HEIGHT - 4.0) text-anchor="end">{last_label}</text>
         </svg>
     }
 }

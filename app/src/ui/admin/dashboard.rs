@@ -2,6 +2,8 @@
 //! over the last hour, for the whole API and the busiest keys.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 
 use super::charts::{Bar, BarChart, LineChart};
@@ -11,7 +13,7 @@ use crate::ui::widgets::ErrorNotice;
 
 #[component]
 pub fn DashboardPage() -> impl IntoView {
-    let figures = Resource::new(|| (), |_| load_dashboard());
+    let figures = data::resource(|| (), |_| load_dashboard());
     view! {
         <Title text="Staff dashboard"/>
         <h1>"Dashboard"</h1>

@@ -2,6 +2,8 @@
 //! Low stock stands out (in words too, not by colour alone).
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
@@ -17,7 +19,7 @@ pub const LOW_STOCK: i64 = 2;
 pub fn InventoryConsole() -> impl IntoView {
     let query = use_query_map();
     let cursor = Memo::new(move |_| query.read().get("cursor"));
-    let page = Resource::new(move || cursor.get(), inventory);
+    let page = data::resource(move || cursor.get(), inventory);
     view! {
         <Title text="Staff: inventory"/>
         <h1>"Inventory"</h1>

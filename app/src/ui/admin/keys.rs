@@ -2,6 +2,8 @@
 //! each key's requests today against its plan's daily limit.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 
 use super::{FormOutcome, NameField, invalid};
@@ -14,7 +16,7 @@ use crate::ui::widgets::ErrorNotice;
 pub fn KeysConsole() -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let revoke = ServerAction::<RevokeKey>::new();
-    let keys = Resource::new(move || (create.version().get(), revoke.version().get()), |_| admin_keys());
+    let keys = data::resource(move || (create.version().get(), revoke.version().get()), |_| admin_keys());
     let result = create.value();
     view! {
         <Title text="Staff: keys"/>
@@ -79,7 +81,8 @@ fn plan_label(plan: Plan) -> String {
 fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>) -> impl IntoView {
     let key = row.key;
     let per_day = i64::from(key.limits.per_day);
-    let share = if per_day > 0 { row.used_today as f64 / per_day as f64 } else { 0.0 };
+    // Whole per cent, in integers (formatting a float would bring its code into the WASM).
+    let percent = if per_day > 0 { row.used_today * 100 / per_day } else { 0 };
     view! {
         <tr data-key-id=key.id>
             <td>{key.id}</td>
@@ -89,7 +92,7 @@ fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>) -> impl IntoView {
             <td>
                 <meter min="0" max=per_day value=row.used_today high=per_day * 8 / 10 optimum="0"
                     aria-label=format!("Requests today by key {}", key.id)></meter>
-                " "{format!("{} / {} ({:.0} %)", row.used_today, per_day, share * 100.0)}
+                " "{format!("{} / {} ({percent} %)", row.used_today, per_day)}
             </td>
             <td>
                 {match key.revoked_at {

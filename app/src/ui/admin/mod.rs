@@ -13,6 +13,8 @@ mod keys;
 mod pets;
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_router::components::{A, Outlet};
 
 pub use categories::CategoriesConsole;
@@ -29,7 +31,7 @@ use crate::server_fns::viewer;
 /// Around every console page: the console's own menu, or the refusal.
 #[component]
 pub fn ConsoleLayout() -> impl IntoView {
-    let who = Resource::new(|| (), |_| viewer());
+    let who = data::resource(|| (), |_| viewer());
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {

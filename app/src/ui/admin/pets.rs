@@ -1,6 +1,8 @@
 //! Pets: find, create, edit (name, category, status) and delete.
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -15,8 +17,8 @@ pub fn PetsConsole() -> impl IntoView {
     let search = Memo::new(move |_| (query.read().get("q"), query.read().get("cursor")));
     let save = ServerAction::<SavePet>::new();
     let pets =
-        Resource::new(move || (search.get(), save.version().get()), |((q, cursor), _)| catalog(None, None, q, cursor));
-    let category_list = Resource::new(|| (), |_| categories());
+        data::resource(move || (search.get(), save.version().get()), |((q, cursor), _)| catalog(None, None, q, cursor));
+    let category_list = data::resource(|| (), |_| categories());
     let result = save.value();
 
     view! {
@@ -100,8 +102,8 @@ pub fn PetEditor() -> impl IntoView {
     let id = move || params.read().get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0);
     let save = ServerAction::<SavePet>::new();
     let delete = ServerAction::<DeletePet>::new();
-    let card = Resource::new(move || (id(), save.version().get()), |(id, _)| pet(id));
-    let category_list = Resource::new(|| (), |_| categories());
+    let card = data::resource(move || (id(), save.version().get()), |(id, _)| pet(id));
+    let category_list = data::resource(|| (), |_| categories());
     let result = save.value();
 
     view! {

@@ -4,6 +4,8 @@
 mod try_it;
 
 use leptos::prelude::*;
+
+use crate::ui::data;
 use leptos_meta::Title;
 
 use crate::reference::{ApiReference, KeyNeed, OperationDoc, SchemaDoc};
@@ -19,8 +21,8 @@ fn anchor(operation: &OperationDoc) -> String {
 
 #[component]
 pub fn DocsPage() -> impl IntoView {
-    let reference = Resource::new(|| (), |_| load_api_reference());
-    let who = Resource::new(|| (), |_| viewer());
+    let reference = data::resource(|| (), |_| load_api_reference());
+    let who = data::resource(|| (), |_| viewer());
     view! {
         <Title text="API reference"/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
@@ -47,7 +49,7 @@ fn Reference(reference: ApiReference, signed_in: bool) -> impl IntoView {
                 .map(|op| {
                     view! {
                         <li><a href=format!("#{}", anchor(op))>
-                            <span class=format!("method method-{}", op.method.to_lowercase())>{op.method.clone()}</span>
+                            <span class=format!("method method-{}", op.method.to_ascii_lowercase())>{op.method.clone()}</span>
                             " "{op.path.clone()}
                         </a></li>
                     }
@@ -100,7 +102,7 @@ fn type_view(label: String) -> AnyView {
 #[component]
 fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
     let id = anchor(&operation);
-    let method_class = format!("method method-{}", operation.method.to_lowercase());
+    let method_class = format!("method method-{}", operation.method.to_ascii_lowercase());
     let key_note = match operation.key {
         KeyNeed::Required => "Needs a key.",
         KeyNeed::Optional => "A key is optional.",
