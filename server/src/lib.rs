@@ -65,7 +65,7 @@ pub struct Shared {
     /// What every answer of the deprecated `GET /pets/{petId}` carries.
     pub deprecation: api::pets::DeprecationHeaders,
     /// The OpenAPI document as `GET /api/v1/openapi.json` sends it.
-    pub openapi_json: Arc<str>,
+    pub openapi_json: axum::body::Bytes,
 }
 
 impl std::ops::Deref for AppState {
@@ -133,13 +133,13 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
             move || app::shell(leptos_options.clone())
         })
         .layer(axum::middleware::from_fn_with_state(pages::PageCache::new(state.pool.clone()), pages::serve_kept));
-    // Every route of the site (and its fallback) is counted by the metrics layer; the
-    // API counts its own routes (`api::service`).
+    // Each of the site's routes tells the metrics which it is (`ops::every_request`
+    // counts every answer; it knows the API's routes from their paths).
     let site = Router::new()
         .merge(ops::routes(state.clone()))
         .merge(pages)
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
-        .layer(axum::middleware::from_fn(ops::metrics::track))
+        .layer(axum::middleware::from_fn(ops::metrics::note_route))
         .with_state(leptos_options);
     // The API answers everything under /api, in JSON (never with the storefront's
     // HTML 404 page).

@@ -40,7 +40,7 @@ impl FromRequest<AppState> for RawBody {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
-        let deadline = tokio::time::Instant::now() + state.config.request_timeout;
+        let deadline = crate::ops::scope::arrived() + state.config.request_timeout;
         let read = tokio::time::timeout_at(deadline, Bytes::from_request(req, state))
             .await
             .map_err(|_| AppError::new(ErrorCode::RequestTimeout, "the request body did not arrive in time"))?;

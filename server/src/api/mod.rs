@@ -14,6 +14,7 @@ pub mod pets;
 use app::error::{AppError, ErrorCode};
 use app::model::Page;
 use std::convert::Infallible;
+use std::sync::LazyLock;
 
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
@@ -67,7 +68,6 @@ fn routes(state: AppState) -> impl HttpService {
         // registered before it.
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn(crate::ops::metrics::track))
         .with_state(state);
     ServiceBuilder::new()
         .map_response(IntoResponse::into_response)
@@ -76,6 +76,24 @@ fn routes(state: AppState) -> impl HttpService {
         .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
         .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
         .service(router)
+}
+
+/// The route template an API path belongs to (`/api/v1/pets/{petId}`), for the
+/// metrics. Matched by the operational layer from the path, so that the answers given
+/// before the router (the guard's refusals, preflights, bodies refused by their
+/// length) are counted under their route too, and the router needs no layer per route
+/// to tell it.
+pub fn route_template(path: &str) -> Option<&'static str> {
+    static TEMPLATES: LazyLock<matchit::Router<&'static str>> = LazyLock::new(|| {
+        let mut templates = matchit::Router::new();
+        // The routes do not depend on the configuration (only the document's notes do).
+        for path in openapi::routes(&crate::Config::default()).1.paths.paths.into_keys() {
+            let template: &'static str = Box::leak(format!("{BASE}{path}").into_boxed_str());
+            templates.insert(template, template).expect("the documented paths are distinct");
+        }
+        templates
+    });
+    TEMPLATES.at(path).ok().map(|matched| *matched.value)
 }
 
 /// `api` in front of `site`: requests for `/api` and everything under it go to the
@@ -112,8 +130,8 @@ impl<A: HttpService, S: HttpService> Service<Request> for InFront<A, S> {
     }
 }
 
-/// What every API request goes through, as one layer (axum clones a route's layers for
-/// each request, so fewer are faster): authentication and rate limits (`auth::guard`),
+/// What every API request goes through, as one layer: authentication and rate limits
+/// (`auth::guard`),
 /// the Error shape for the body limit's own 413, and `X-API-Stability` on every answer
 /// of a beta or experimental operation, whoever produced it (handler, extractor, guard
 /// or body limit).

@@ -7,7 +7,7 @@
 //! is not rate-limited.
 
 use std::sync::{LazyLock, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use app::model::Role;
 use app::services::auth;
@@ -63,52 +63,30 @@ pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Counts every request and its latency under the route's template
+/// Counts one answer and its latency under its route's template
 /// (`/api/v1/pets/{petId}`), never the raw path, so that the number of series stays
-/// bounded. Started before the request goes in, finished with the response's head.
-pub struct Timing {
-    started: Instant,
-    method: Method,
-    route: Route,
-}
-
-enum Route {
-    Matched(MatchedPath),
-    Other(&'static str),
-}
-
-impl Route {
-    fn as_str(&self) -> &str {
-        match self {
-            Route::Matched(path) => path.as_str(),
-            Route::Other(name) => name,
-        }
+/// bounded. Called by the operational layer (`ops::every_request`) for every answer,
+/// whoever made it: handlers, the guard's refusals, the body limit, timeouts, panics.
+pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
+    let elapsed = elapsed.as_secs_f64();
+    let recorded = SERIES.get(route).is_some_and(|series| {
+        let found = series.iter().find(|s| s.method == *method && s.status == status);
+        found.inspect(|s| s.record(elapsed)).is_some()
+    });
+    if !recorded {
+        let series = Series::register(method, route, status);
+        series.record(elapsed);
+        SERIES.entry(route.to_owned()).or_default().push(series);
     }
 }
 
-impl Timing {
-    pub fn start(request: &Request) -> Timing {
-        let route = match request.extensions().get::<MatchedPath>() {
-            Some(path) => Route::Matched(path.clone()),
-            None if request.uri().path().starts_with("/pkg/") => Route::Other("/pkg/{file}"),
-            None => Route::Other("unmatched"),
-        };
-        Timing { started: Instant::now(), method: request.method().clone(), route }
+/// The site's routes' layer: tells the operational layer which route matched (only
+/// the router knows, and the operational layer is outside it).
+pub async fn note_route(request: Request, next: axum::middleware::Next) -> Response {
+    if let Some(path) = request.extensions().get::<MatchedPath>() {
+        super::scope::note_route(path.clone());
     }
-
-    pub fn finish(self, status: StatusCode) {
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let route = self.route.as_str();
-        let recorded = SERIES.get(route).is_some_and(|series| {
-            let found = series.iter().find(|s| s.method == self.method && s.status == status);
-            found.inspect(|s| s.record(elapsed)).is_some()
-        });
-        if !recorded {
-            let series = Series::register(&self.method, route, status);
-            series.record(elapsed);
-            SERIES.entry(route.to_owned()).or_default().push(series);
-        }
-    }
+    next.run(request).await
 }
 
 /// The handles of every series seen so far, by route: the facade's own look-up (by
@@ -144,15 +122,6 @@ impl Series {
         self.requests.increment(1);
         self.duration.record(seconds);
     }
-}
-
-/// Counts and times every request under its route's template. A layer of each route
-/// (the router's and the API's), the only place that knows the template.
-pub async fn track(request: Request, next: axum::middleware::Next) -> Response {
-    let timing = Timing::start(&request);
-    let response = next.run(request).await;
-    timing.finish(response.status());
-    response
 }
 
 /// `GET /metrics`: the Prometheus text format.

@@ -5,6 +5,7 @@
 pub mod ceiling;
 pub mod health;
 pub mod metrics;
+pub mod scope;
 pub mod security;
 
 use std::convert::Infallible;
@@ -111,23 +112,42 @@ impl<S: crate::HttpService> Service<Request> for CompressWhenAccepted<S> {
 /// - refuses cross-site calls to the server functions;
 /// - answers 503 when the answer is not ready within `answer_within`;
 /// - gives a server function's error its own status;
-/// - writes the security and caching headers, with the page's nonce.
+/// - writes the security and caching headers, with the page's nonce;
+/// - counts and times every answer in the metrics, under its route's template.
 async fn every_request(answer_within: Duration, mut request: Request, next: Next) -> Response {
+    let arrived = tokio::time::Instant::now();
+    let method = request.method().clone();
     let target = Target::of(request.uri().path());
+    // The API's route is known from the path (whether or not the request gets past the
+    // guard to its router); the site's router tells its own (`metrics::note_route`).
+    let api_route = (target == Target::Api).then(|| crate::api::route_template(request.uri().path()));
     let nonce = security::page_nonce_for(target, &mut request);
-    let mut response = match security::refuse_cross_site(target, &request) {
-        Some(refusal) => refusal,
-        None => match tokio::time::timeout(answer_within, next.run(request)).await {
-            // Boxed: only these read their answer's body, and that future is large.
-            Ok(response) if target == Target::ServerFn => Box::pin(security::server_fn_error_status(response)).await,
-            Ok(response) => response,
-            Err(_) => {
-                // Logged inside the request's span, which names its id and path.
-                tracing::warn!("request timed out");
-                AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again").into_response()
-            }
-        },
+    let answer = async {
+        match security::refuse_cross_site(target, &request) {
+            Some(refusal) => refusal,
+            None => match tokio::time::timeout(answer_within, next.run(request)).await {
+                // Boxed: only these read their answer's body, and that future is large.
+                Ok(response) if target == Target::ServerFn => {
+                    Box::pin(security::server_fn_error_status(response)).await
+                }
+                Ok(response) => response,
+                Err(_) => {
+                    // Logged inside the request's span, which names its id and path.
+                    tracing::warn!("request timed out");
+                    AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again")
+                        .into_response()
+                }
+            },
+        }
     };
+    let (mut response, site_route) = scope::within(arrived, answer).await;
     security::set_headers(target, nonce.as_ref(), &mut response);
+    let route = match (api_route, &site_route, target) {
+        (Some(api_route), _, _) => api_route.unwrap_or("unmatched"),
+        (None, Some(site_route), _) => site_route.as_str(),
+        (None, None, Target::Asset { .. }) => "/pkg/{file}",
+        (None, None, _) => "unmatched",
+    };
+    metrics::record(&method, route, response.status(), arrived.elapsed());
     response
 }
