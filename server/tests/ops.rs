@@ -40,6 +40,12 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
     let order = app.post("/api/v1/store/orders", json!({ "petId": pet, "quantity": 1 })).await;
     assert_eq!(order.status, StatusCode::CREATED, "{}", order.text);
     app.get(&format!("/api/v1/pets/{pet}")).await;
+    // Answers made before the API's router are counted under their route too: the
+    // guard's refusal of a request without a key, and a path no route has.
+    app.request_as(None, Method::GET, &format!("/api/v1/pets/{pet}"), None).await.assert_error(401, "missing_api_key");
+    app.get("/api/v2/pets").await.assert_error(404, "not_found");
+    // And the site's routes, which its router names.
+    assert_eq!(app.request_as(None, Method::GET, "/categories", None).await.status, StatusCode::OK);
 
     let scraped = app.send(bearer("/metrics", &app.admin)).await;
     assert_eq!(scraped.status, StatusCode::OK, "{}", scraped.text);
@@ -49,6 +55,9 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
         r#"http_requests_total{method="GET",route="/api/v1/pets/{petId}",status="200"}"#,
         r#"http_requests_total{method="POST",route="/api/v1/store/orders",status="201"}"#,
         r#"http_request_duration_seconds_bucket{method="GET",route="/api/v1/pets/{petId}",status="200",le="0.005"}"#,
+        r#"http_requests_total{method="GET",route="/api/v1/pets/{petId}",status="401"}"#,
+        r#"http_requests_total{method="GET",route="unmatched",status="404"}"#,
+        r#"http_requests_total{method="GET",route="/categories",status="200"}"#,
         "petstore_orders_placed_total",
         "petstore_open_orders 1",
         r#"petstore_db_pool_connections{state="idle"}"#,
@@ -116,8 +125,13 @@ async fn responses_are_compressed_when_the_client_accepts_it() {
             app.send(Request::get(path).header(header::ACCEPT_ENCODING, "gzip").body(Body::empty()).unwrap()).await;
         assert_eq!(reply.status, StatusCode::OK, "{path}");
         assert_eq!(reply.header("content-encoding"), Some("gzip"), "{path}");
+        assert_eq!(reply.header("vary"), Some("accept-encoding"), "{path}");
     }
     assert_eq!(app.get("/api/v1/openapi.json").await.header("content-encoding"), None);
+    // A page sent uncompressed still tells shared caches it has other versions.
+    let page = app.get("/").await;
+    assert_eq!(page.header("content-encoding"), None);
+    assert_eq!(page.header("vary"), Some("accept-encoding"));
 }
 
 #[tokio::test]

@@ -94,6 +94,12 @@ pub fn set_headers(target: Target, nonce: Option<&Nonce>, response: &mut Respons
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
         }
     }
+    // Pages and files may be kept by shared caches, and are compressed for clients that
+    // accept it: say so even when this client did not (`ops::CompressWhenAccepted`
+    // leaves such a request alone; the compression layer adds no second one).
+    if target != Target::Api && !headers.contains_key(header::VARY) {
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
 }
 
 /// Files whose name carries a content hash (`petstore.1a2b3c4d5e.wasm`) never change
