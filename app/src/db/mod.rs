@@ -116,23 +116,31 @@ pub const CATALOG_WATCH_INTERVAL: Duration = Duration::from_millis(100);
 /// serving within that interval. Ends when the pool is closed.
 pub async fn watch_catalog(pool: Pool) {
     let file = file_state(&pool);
+    // The version last read; `None` before the first read, and after a failed one.
     let mut seen: Option<i64> = None;
+    let mut first = true;
     let mut tick = tokio::time::interval(CATALOG_WATCH_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
         match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(&pool).await {
             Ok(version) => {
-                if seen.is_some_and(|seen| seen != version) {
+                // After a failed read too: what changed meanwhile is unknown.
+                if !first && seen != Some(version) {
                     file.bump();
                 }
+                first = false;
                 seen = Some(version);
             }
             Err(sqlx::Error::PoolClosed) => return,
-            // Unknown whether something changed: assume it did.
+            // Unknown whether something changed: assume it did (and again once a read
+            // succeeds).
             Err(err) => {
-                tracing::warn!(error = %err, "reading the catalog's version failed");
+                if seen.is_some() || first {
+                    tracing::warn!(error = %err, "reading the catalog's version failed; retrying every 100 ms");
+                }
                 file.bump();
+                first = false;
                 seen = None;
             }
         }
