@@ -2,10 +2,9 @@
 //! annotations by the same `OpenApiRouter` calls that build the router, so a route
 //! cannot exist without its documentation (a test checks both ways).
 
-use std::sync::Arc;
-
 use app::error::AppError;
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -121,8 +120,8 @@ pub fn document(config: &Config) -> serde_json::Value {
 }
 
 /// The document as `GET /openapi.json` sends it, written once (`AppState`).
-pub fn document_json(config: &Config) -> Arc<str> {
-    Arc::from(serde_json::to_string(&routes(config).1).expect("the OpenAPI document serializes"))
+pub fn document_json(config: &Config) -> Bytes {
+    Bytes::from(serde_json::to_string(&routes(config).1).expect("the OpenAPI document serializes"))
 }
 
 /// This document
@@ -131,7 +130,7 @@ pub fn document_json(config: &Config) -> Arc<str> {
 #[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenApiDocument",
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
 async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], state.openapi_json.to_string())
+    ([(header::CONTENT_TYPE, "application/json")], state.openapi_json.clone())
 }
 
 /// Adds what the annotations cannot say: `x-stability` everywhere, and the deprecation

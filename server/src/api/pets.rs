@@ -179,8 +179,9 @@ pub struct DeprecationHeaders {
 
 impl DeprecationHeaders {
     pub fn new(config: &Config) -> DeprecationHeaders {
-        // Leaked, once per start: a static value is cloned into each answer without
-        // bumping a count that both cores share (as a value made from a String would).
+        // Leaked, once per `AppState` (once per server start; once per test app in the
+        // tests): a static value is cloned into each answer without bumping a count that
+        // both cores share (as a value made from a String would).
         let value = |text: String| HeaderValue::from_static(Box::leak(text.into_boxed_str()));
         DeprecationHeaders {
             deprecation: value(format!("@{}", config.deprecation.unix_timestamp())),

@@ -66,18 +66,6 @@ pub fn BarChart(
 }
 
 /// A line over evenly spaced points (oldest first), with its peak marked.
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn coordinates_have_one_decimal() {
-        assert_eq!(super::coordinate(12.34), "12.3");
-        assert_eq!(super::coordinate(0.0), "0.0");
-        assert_eq!(super::coordinate(159.96), "160.0");
-        assert_eq!(super::coordinate(-2.25), "-2.3");
-        assert_eq!(super::coordinate(-0.04), "0.0");
-    }
-}
-
 #[component]
 pub fn LineChart(
     points: Vec<u32>,
@@ -104,5 +92,17 @@ pub fn LineChart(
             <text class="bar-label" x="0" y=coordinate(HEIGHT - 4.0)>{first_label}</text>
             <text class="bar-label" x=coordinate(WIDTH) y=coordinate(HEIGHT - 4.0) text-anchor="end">{last_label}</text>
         </svg>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn coordinates_have_one_decimal() {
+        assert_eq!(super::coordinate(12.34), "12.3");
+        assert_eq!(super::coordinate(0.0), "0.0");
+        assert_eq!(super::coordinate(159.96), "160.0");
+        assert_eq!(super::coordinate(-2.25), "-2.3");
+        assert_eq!(super::coordinate(-0.04), "0.0");
     }
 }

@@ -81,8 +81,9 @@ fn plan_label(plan: Plan) -> String {
 fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>) -> impl IntoView {
     let key = row.key;
     let per_day = i64::from(key.limits.per_day);
-    // Whole per cent, in integers (formatting a float would bring its code into the WASM).
-    let percent = if per_day > 0 { row.used_today * 100 / per_day } else { 0 };
+    // Whole per cent, rounded, in integers (formatting a float would bring its code into
+    // the WASM).
+    let percent = if per_day > 0 { (row.used_today * 100 + per_day / 2) / per_day } else { 0 };
     view! {
         <tr data-key-id=key.id>
             <td>{key.id}</td>
