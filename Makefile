@@ -45,7 +45,7 @@ test-rust: toolchain
 	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
 
 build-release:
-	cargo leptos build --release --split
+	cargo leptos build --release
 
 test-e2e: test-tools build-release
 	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test

@@ -35,7 +35,7 @@ test('assets have content-hashed names and are cached for a year; pages are not'
   }
 });
 
-test('lazily loaded pages carry their policy and hydrate under it, every time', async ({ page }) => {
+test('the docs and console pages carry their policy and hydrate their islands under it, every time', async ({ page }) => {
   // A policy set through leptos_axum's ResponseOptions went missing from a few of these
   // pages in a hundred; the server's security layer writes it now.
   failOnPageErrors(page);

@@ -1,9 +1,29 @@
-//! The browser entry point: hydrates the server-rendered page.
+//! The browser entry point. Pages are rendered on the server; Leptos's island script
+//! hydrates their interactive parts (the `#[island]` components of `app`) once this
+//! has run.
+
+// Linked for its islands, which the island script finds among this module's exports.
+extern crate app;
+
+use leptos::prelude::*;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    // Lazy: a page whose route code was split out (the docs, the staff console) loads
-    // its WASM chunk before hydrating.
-    leptos::mount::hydrate_lazy(app::App);
+    leptos::mount::hydrate_islands();
+    // A server function that redirects (signing in or out, deleting a pet) loads the
+    // page it names: there is no client-side router to go there in place.
+    let _ = leptos::server_fn::redirect::set_redirect_hook(|to: &str| {
+        let _ = window().location().assign(to);
+    });
+    // Tests and styles can tell a page whose islands run from a server-rendered one:
+    // marked once the island script, which runs right after this, has hydrated them.
+    set_timeout(
+        || {
+            if let Some(body) = document().body() {
+                let _ = body.set_attribute("data-hydrated", "true");
+            }
+        },
+        std::time::Duration::ZERO,
+    );
 }

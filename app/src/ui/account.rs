@@ -5,26 +5,27 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::widgets::ErrorNotice;
+use crate::model::Caller;
 use crate::server_fns::{SignIn, SignOut, SignUp};
-
-/// The account actions, made once in `App` so the header can follow them.
-#[derive(Clone, Copy)]
-pub struct AccountActions {
-    pub sign_in: ServerAction<SignIn>,
-    pub sign_up: ServerAction<SignUp>,
-    pub sign_out: ServerAction<SignOut>,
-}
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
-    let actions = expect_context::<AccountActions>();
-    let result = actions.sign_in.value();
     view! {
         <Title text="Sign in"/>
+        <SignInForm/>
+    }
+}
+
+/// Once signed in, the server function sends the browser to the catalog.
+#[island]
+fn SignInForm() -> impl IntoView {
+    let sign_in = ServerAction::<SignIn>::new();
+    let result = sign_in.value();
+    view! {
         <section class="panel narrow">
             <h1>"Sign in"</h1>
             <p>"Paste your API key. The browser keeps only a session cookie, never the key."</p>
-            <ActionForm action=actions.sign_in attr:class="stacked">
+            <ActionForm action=sign_in attr:class="stacked">
                 <label>
                     "API key"
                     <input type="password" name="key" autocomplete="off" required placeholder="psk_…"/>
@@ -42,10 +43,24 @@ pub fn SignInPage() -> impl IntoView {
 
 #[component]
 pub fn SignUpPage() -> impl IntoView {
-    let actions = expect_context::<AccountActions>();
-    let result = actions.sign_up.value();
     view! {
         <Title text="Sign up"/>
+        <SignUpForm/>
+    }
+}
+
+#[island]
+fn SignUpForm() -> impl IntoView {
+    let sign_up = ServerAction::<SignUp>::new();
+    let result = sign_up.value();
+    // The header follows at once; the page stays, with the key on it.
+    Effect::new(move |_| {
+        if let Some(Ok(created)) = result.get() {
+            let key = &created.key_info;
+            super::session::signed_in(Caller { key_id: key.id, role: key.role, limits: key.limits });
+        }
+    });
+    view! {
         <section class="panel narrow">
             <h1>"Get a free API key"</h1>
             <p>"A Free key allows 60 requests a minute and 1,000 a day. You are signed in with it at once."</p>
@@ -57,7 +72,7 @@ pub fn SignUpPage() -> impl IntoView {
                         _ => None,
                     };
                     view! {
-                        <ActionForm action=actions.sign_up attr:class="stacked">
+                        <ActionForm action=sign_up attr:class="stacked">
                             <label>
                                 "Name (optional)"
                                 <input type="text" name="name" maxlength="100" placeholder="my app"/>
@@ -100,9 +115,9 @@ pub fn NewKey(key: String) -> impl IntoView {
 /// The header's sign-out button (a form, so it works without JavaScript too).
 #[component]
 pub fn SignOutButton() -> impl IntoView {
-    let actions = expect_context::<AccountActions>();
+    let sign_out = ServerAction::<SignOut>::new();
     view! {
-        <ActionForm action=actions.sign_out attr:class="inline">
+        <ActionForm action=sign_out attr:class="inline">
             <button type="submit" class="link">"Sign out"</button>
         </ActionForm>
     }

@@ -7,13 +7,13 @@ use leptos::prelude::*;
 
 use crate::ui::data;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::hooks::use_query_map;
 
 use super::widgets::{ErrorNotice, StatusBadge, query_string};
-use crate::model::{PetCard, PetStatus};
+use crate::model::{CategorySummary, PetCard, PetStatus};
 use crate::server_fns::{catalog, categories};
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct CatalogQuery {
     status: Option<String>,
     category: Option<String>,
@@ -47,80 +47,15 @@ pub fn CatalogPage() -> impl IntoView {
     let cards = data::resource(move || query.get(), |q| catalog(q.status, q.category, q.q, q.cursor));
     let category_list = data::resource(|| (), |_| categories());
 
-    // With JavaScript, a changed picker applies at once (first page of the new filter).
-    let navigate = use_navigate();
-    let apply = move |field: &'static str, value: String| {
-        let mut next = query.get_untracked();
-        let value = Some(value).filter(|v| !v.is_empty());
-        match field {
-            "status" => next.status = value,
-            _ => next.category = value,
-        }
-        navigate(&next.url(None), Default::default());
-    };
-    let apply_status = {
-        let apply = apply.clone();
-        move |ev| apply("status", event_target_value(&ev))
-    };
-    let apply_category = move |ev| apply("category", event_target_value(&ev));
-
     view! {
         <Title text="Catalog"/>
         <h1>"Our pets"</h1>
         <Transition fallback=|| view! { <p class="loading">"Loading filters…"</p> }>
-            {move || {
-                let (apply_status, apply_category) = (apply_status.clone(), apply_category.clone());
-                Suspend::new(async move {
+            {move || Suspend::new(async move {
                 // A failed category list still leaves a usable form (status and name).
-                let category_options = category_list.await.unwrap_or_default();
-                view! {
-                    <form class="filters" method="get" action="/" role="search" aria-label="Filter pets">
-                        <label>
-                            "Category"
-                            <select name="category" on:change=apply_category>
-                                <option value="" selected=move || query.read().category.is_none()>"All categories"</option>
-                                {category_options
-                                    .into_iter()
-                                    .map(|c| {
-                                        let id = c.id.to_string();
-                                        let selected = {
-                                            let id = id.clone();
-                                            move || query.read().category.as_deref() == Some(id.as_str())
-                                        };
-                                        view! { <option value=id selected=selected>{c.name}</option> }
-                                    })
-                                    .collect_view()}
-                            </select>
-                        </label>
-                        <label>
-                            "Status"
-                            <select name="status" on:change=apply_status>
-                                <option value="" selected=move || query.read().status.is_none()>"Any status"</option>
-                                {PetStatus::ALL
-                                    .into_iter()
-                                    .map(|status| {
-                                        let selected = move || query.read().status.as_deref() == Some(status.as_str());
-                                        view! { <option value=status.as_str() selected=selected>{status.as_str()}</option> }
-                                    })
-                                    .collect_view()}
-                            </select>
-                        </label>
-                        <label class="search">
-                            "Name"
-                            <input
-                                type="search"
-                                name="q"
-                                placeholder="Search by name"
-                                maxlength="100"
-                                // `value` for the server-rendered page, `prop:value` once hydrated.
-                                value=move || query.read().q.clone().unwrap_or_default()
-                                prop:value=move || query.read().q.clone().unwrap_or_default()
-                            />
-                        </label>
-                        <button type="submit">"Apply"</button>
-                    </form>
-                }
-            })}}
+                let categories = category_list.await.unwrap_or_default();
+                view! { <Filters categories query=query.get_untracked()/> }
+            })}
         </Transition>
 
         <Transition fallback=|| view! { <p class="loading">"Loading pets…"</p> }>
@@ -171,4 +106,64 @@ fn PetCards(cards: Vec<PetCard>) -> impl IntoView {
         </ul>
     }
     .into_any()
+}
+
+/// The filters: a plain GET form; with JavaScript, a changed picker applies at once
+/// (the first page of the new filter).
+#[island]
+fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoView {
+    let apply = {
+        let query = query.clone();
+        move |field: &'static str, value: String| {
+            let mut next = query.clone();
+            let value = Some(value).filter(|v| !v.is_empty());
+            match field {
+                "status" => next.status = value,
+                _ => next.category = value,
+            }
+            let _ = window().location().assign(&next.url(None));
+        }
+    };
+    let apply_status = {
+        let apply = apply.clone();
+        move |ev| apply("status", event_target_value(&ev))
+    };
+    let apply_category = move |ev| apply("category", event_target_value(&ev));
+    view! {
+        <form class="filters" method="get" action="/" role="search" aria-label="Filter pets">
+            <label>
+                "Category"
+                <select name="category" on:change=apply_category>
+                    <option value="" selected=query.category.is_none()>"All categories"</option>
+                    {categories
+                        .into_iter()
+                        .map(|c| {
+                            let id = c.id.to_string();
+                            let selected = query.category.as_deref() == Some(id.as_str());
+                            view! { <option value=id selected=selected>{c.name}</option> }
+                        })
+                        .collect_view()}
+                </select>
+            </label>
+            <label>
+                "Status"
+                <select name="status" on:change=apply_status>
+                    <option value="" selected=query.status.is_none()>"Any status"</option>
+                    {PetStatus::ALL
+                        .into_iter()
+                        .map(|status| {
+                            let selected = query.status.as_deref() == Some(status.as_str());
+                            view! { <option value=status.as_str() selected=selected>{status.as_str()}</option> }
+                        })
+                        .collect_view()}
+                </select>
+            </label>
+            <label class="search">
+                "Name"
+                <input type="search" name="q" placeholder="Search by name" maxlength="100"
+                    value=query.q.clone().unwrap_or_default()/>
+            </label>
+            <button type="submit">"Apply"</button>
+        </form>
+    }
 }

@@ -1,7 +1,8 @@
 //! How a page's data reaches the browser: each page asks for it through [`resource`].
 //!
-//! Rendered on the server, a resource's value travels in the page as JSON for the
-//! browser to take over (hydration) without asking again; after that, server functions
+//! Rendered on the server inside an island, a resource's value travels in the page as
+//! JSON for the browser to take over (hydration) without asking again (outside the
+//! islands it stays on the server); after that, server functions
 //! answer in JSON too. Leptos reads the first from a string and the second from bytes:
 //! two JSON readers, and so two copies of every type's deserializer in the WASM. The
 //! codec here reads the page's JSON from bytes as well, so there is one.

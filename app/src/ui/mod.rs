@@ -1,4 +1,14 @@
 //! The storefront: the HTML shell, the router and the pages.
+//!
+//! Leptos's islands mode: every page is rendered on the server (links are plain page
+//! loads), and only its interactive parts, the `#[island]` components, ship as WASM and
+//! hydrate in the browser: the header's account links, the catalog's pickers, the pet
+//! page's facts and order box, the sign-in and sign-up forms, the orders table, the staff
+//! console's pages and the docs' try-it panels. An island's props travel in the page
+//! as JSON, so they are plain data; router hooks and contexts stay outside (the page
+//! around the island reads them and passes what it needs). Everything else never
+//! reaches the browser, which keeps the WASM of the whole app small
+//! (docs/PERFORMANCE.md).
 
 pub(crate) mod account;
 mod admin;
@@ -8,16 +18,17 @@ mod data;
 mod docs;
 mod orders;
 mod pet;
+mod session;
 mod widgets;
 
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{A, ParentRoute, Route, Router, Routes};
-use leptos_router::{Lazy, LazyRoute, SsrMode, lazy_route, path};
+use leptos_router::{SsrMode, path};
 
-use crate::model::Role;
+use crate::model::{Caller, Role};
 use crate::server_fns::viewer;
-use account::{AccountActions, SignInPage, SignOutButton, SignUpPage};
+use account::{SignInPage, SignOutButton, SignUpPage};
 use admin::{CategoriesConsole, ConsoleLayout, DashboardPage, InventoryConsole, KeysConsole, PetEditor, PetsConsole};
 use catalog::CatalogPage;
 use categories::CategoriesPage;
@@ -39,7 +50,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="description" content="A pet store: browse our animals by category and status."/>
                 <HashedStylesheet id="leptos" options=options.clone()/>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options/>
+                <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>
             <body>
@@ -52,22 +63,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    // Runs only in the browser, once the WASM has taken over the page: tests and
-    // styles can tell a hydrated page from a server-rendered one.
-    Effect::new(move |_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
-
-    let actions =
-        AccountActions { sign_in: ServerAction::new(), sign_up: ServerAction::new(), sign_out: ServerAction::new() };
-    provide_context(actions);
-    // Who is signed in; asked again after every sign-in, sign-up and sign-out.
-    let who = data::resource(
-        move || (actions.sign_in.version().get(), actions.sign_up.version().get(), actions.sign_out.version().get()),
-        |_| viewer(),
-    );
+    // Who is signed in (the page is rendered again after every sign-in and sign-out).
+    let who = data::resource(|| (), |_| viewer());
 
     view! {
         <Title formatter=|page: String| if page.is_empty() { "Pet Store".to_string() } else { format!("{page} · Pet Store") }/>
@@ -84,18 +81,7 @@ pub fn App() -> impl IntoView {
                     <A href="/docs">"API docs"</A>
                     <Transition>
                         {move || Suspend::new(async move {
-                            match who.await.ok().flatten() {
-                                Some(caller) => view! {
-                                    <A href="/orders">{if caller.role == Role::Admin { "Orders" } else { "My orders" }}</A>
-                                    {(caller.role == Role::Admin).then(|| view! { <A href="/admin">"Staff"</A> })}
-                                    <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
-                                    <SignOutButton/>
-                                }.into_any(),
-                                None => view! {
-                                    <A href="/sign-in">"Sign in"</A>
-                                    <A href="/sign-up">"Get a key"</A>
-                                }.into_any(),
-                            }
+                            view! { <AccountNav caller=who.await.ok().flatten()/> }
                         })}
                     </Transition>
                 </nav>
@@ -111,17 +97,15 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/sign-up") view=SignUpPage ssr=SsrMode::Async/>
                     <Route path=path!("/orders") view=OrdersPage ssr=SsrMode::Async/>
-                    // The docs and the staff console load their code only when visited
-                    // (`cargo leptos build --split`): shoppers never download it.
-                    <Route path=path!("/docs") view={Lazy::<DocsRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/docs") view=DocsPage ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view=ConsoleLayout ssr=SsrMode::Async>
-                        <Route path=path!("") view={Lazy::<DashboardRoute>::new()} ssr=SsrMode::Async/>
-                        <Route path=path!("pets") view={Lazy::<PetsRoute>::new()} ssr=SsrMode::Async/>
-                        <Route path=path!("pets/:id") view={Lazy::<PetEditorRoute>::new()} ssr=SsrMode::Async/>
-                        <Route path=path!("categories") view={Lazy::<CategoriesConsoleRoute>::new()} ssr=SsrMode::Async/>
-                        <Route path=path!("inventory") view={Lazy::<InventoryRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("") view=DashboardPage ssr=SsrMode::Async/>
+                        <Route path=path!("pets") view=PetsConsole ssr=SsrMode::Async/>
+                        <Route path=path!("pets/:id") view=PetEditor ssr=SsrMode::Async/>
+                        <Route path=path!("categories") view=CategoriesConsole ssr=SsrMode::Async/>
+                        <Route path=path!("inventory") view=InventoryConsole ssr=SsrMode::Async/>
                         <Route path=path!("orders") view=OrdersPage ssr=SsrMode::Async/>
-                        <Route path=path!("keys") view={Lazy::<KeysRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("keys") view=KeysConsole ssr=SsrMode::Async/>
                     </ParentRoute>
                 </Routes>
             </main>
@@ -132,32 +116,25 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// A page whose code is split out of the main WASM and loaded when its route is visited.
-macro_rules! lazy_page {
-    ($($route:ident => $page:ident),* $(,)?) => {$(
-        struct $route;
-
-        #[lazy_route]
-        impl LazyRoute for $route {
-            fn data() -> Self {
-                $route
-            }
-
-            fn view(_this: Self) -> AnyView {
-                view! { <$page/> }.into_any()
-            }
+/// The header's account links: the caller's pages and a sign-out button, or the ways
+/// to sign in. An island, so that signing up shows its new session at once.
+#[island]
+fn AccountNav(caller: Option<Caller>) -> impl IntoView {
+    let shown = session::shown(caller);
+    move || match shown.get() {
+        Some(caller) => view! {
+            <a href="/orders">{if caller.role == Role::Admin { "Orders" } else { "My orders" }}</a>
+            {(caller.role == Role::Admin).then(|| view! { <a href="/admin">"Staff"</a> })}
+            <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
+            <SignOutButton/>
         }
-    )*};
-}
-
-lazy_page! {
-    DocsRoute => DocsPage,
-    DashboardRoute => DashboardPage,
-    PetsRoute => PetsConsole,
-    PetEditorRoute => PetEditor,
-    CategoriesConsoleRoute => CategoriesConsole,
-    InventoryRoute => InventoryConsole,
-    KeysRoute => KeysConsole,
+        .into_any(),
+        None => view! {
+            <a href="/sign-in">"Sign in"</a>
+            <a href="/sign-up">"Get a key"</a>
+        }
+        .into_any(),
+    }
 }
 
 #[component]

@@ -15,16 +15,30 @@ use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
 
 #[component]
 pub fn OrdersPage() -> impl IntoView {
-    let cancel = ServerAction::<CancelOrder>::new();
-    let complete = ServerAction::<CompleteOrder>::new();
     // Filters from the address (`?complete=false&petId=3`), as on `GET /store/orders`.
     let query = use_query_map();
-    let filters = Memo::new(move |_| (query.read().get("complete"), query.read().get("petId")));
+    let (complete, pet_id) = query.with_untracked(|query| (query.get("complete"), query.get("petId")));
+    let path = use_location().pathname.get_untracked();
+    view! {
+        <Title text="Orders"/>
+        <Orders path complete pet_id/>
+    }
+}
+
+/// The list and its actions: a cancelled or completed order changes in place.
+#[island]
+fn Orders(path: String, complete: Option<String>, pet_id: Option<String>) -> impl IntoView {
+    let cancel = ServerAction::<CancelOrder>::new();
+    let complete_action = ServerAction::<CompleteOrder>::new();
+    let filters = (complete, pet_id);
     let orders = data::resource(
-        move || (filters.get(), cancel.version().get(), complete.version().get()),
+        {
+            let filters = filters.clone();
+            move || (filters.clone(), cancel.version().get(), complete_action.version().get())
+        },
         |((complete, pet_id), _, _)| list_orders(complete, pet_id),
     );
-    let location = use_location();
+    let complete = complete_action;
     let who = data::resource(|| (), |_| viewer());
     let failure = move || match (cancel.value().get(), complete.value().get()) {
         (Some(Err(error)), _) | (_, Some(Err(error))) => Some(view! { <ErrorNotice error/> }),
@@ -32,14 +46,15 @@ pub fn OrdersPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Orders"/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {move || {
+                let (path, filters) = (path.clone(), filters.clone());
+                Suspend::new(async move {
                 let staff = matches!(who.await, Ok(Some(Caller { role: Role::Admin, .. })));
                 match orders.await {
                     Ok(list) => view! {
                         <h1>{if staff { "All orders" } else { "My orders" }}</h1>
-                        <OrderFilters action=location.pathname.get_untracked() filters=filters.get_untracked()/>
+                        <OrderFilters action=path filters/>
                         {failure}
                         {if list.is_empty() {
                             view! { <p class="empty">"No orders here. " <a href="/">"Browse the catalog"</a></p> }.into_any()
@@ -92,7 +107,7 @@ pub fn OrdersPage() -> impl IntoView {
                     }
                     Err(error) => view! { <ErrorNotice error/> }.into_any(),
                 }
-            })}
+            })}}
         </Suspense>
     }
 }

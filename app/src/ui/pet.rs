@@ -15,18 +15,13 @@ use crate::server_fns::{PlaceOrder, pet, viewer};
 pub fn PetPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|raw| raw.parse::<i64>().ok()).filter(|id| *id > 0);
-    let place = ServerAction::<PlaceOrder>::new();
     let who = data::resource(|| (), |_| viewer());
-    // Read again after every order, so stock and status follow at once.
-    let card = data::resource(
-        move || (id(), place.version().get()),
-        |(id, _)| async move {
-            match id {
-                Some(id) => pet(id).await.map(Some),
-                None => Ok(None),
-            }
-        },
-    );
+    let card = data::resource(id, |id| async move {
+        match id {
+            Some(id) => pet(id).await.map(Some),
+            None => Ok(None),
+        }
+    });
 
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
@@ -34,27 +29,10 @@ pub fn PetPage() -> impl IntoView {
                 match card.await {
                     Ok(Some(card)) => {
                         let signed_in = who.await.ok().flatten().is_some();
-                        let order_box = view! { <OrderBox card=card.clone() place signed_in/> };
                         view! {
-                        <Title text=card.name.clone()/>
-                        <article class="pet">
-                            <p class="crumbs"><a href="/">"Catalog"</a> " / "
-                                <a href=format!("/?category={}", card.category_id)>{card.category_name.clone()}</a>
-                            </p>
-                            <h1>{card.name.clone()}</h1>
-                            <dl class="facts">
-                                <dt>"Category"</dt>
-                                <dd>{card.category_name}</dd>
-                                <dt>"Status"</dt>
-                                <dd><StatusBadge status=card.status/></dd>
-                                <dt>"In stock"</dt>
-                                <dd class="stock">{card.quantity}</dd>
-                                <dt>"Pet id"</dt>
-                                <dd><code>{card.id}</code></dd>
-                            </dl>
-                            {order_box}
-                        </article>
-                    }
+                            <Title text=card.name.clone()/>
+                            <PetDetails card signed_in/>
+                        }
                         .into_any()
                     }
                     Ok(None) => missing().into_any(),
@@ -63,6 +41,50 @@ pub fn PetPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// The pet and the order box: an island, so that stock and status follow each order
+/// at once.
+#[island]
+fn PetDetails(card: PetCard, signed_in: bool) -> impl IntoView {
+    let place = ServerAction::<PlaceOrder>::new();
+    let id = card.id;
+    let shown = RwSignal::new(card);
+    // Read again after every order, placed or refused (the stock someone else took
+    // shows too). Effects run in the browser only.
+    Effect::new(move |seen: Option<usize>| {
+        let version = place.version().get();
+        if seen.is_some_and(|seen| seen != version) {
+            leptos::task::spawn_local(async move {
+                if let Ok(card) = pet(id).await {
+                    shown.set(card);
+                }
+            });
+        }
+        version
+    });
+    move || {
+        let card = shown.get();
+        view! {
+            <article class="pet">
+                <p class="crumbs"><a href="/">"Catalog"</a> " / "
+                    <a href=format!("/?category={}", card.category_id)>{card.category_name.clone()}</a>
+                </p>
+                <h1>{card.name.clone()}</h1>
+                <dl class="facts">
+                    <dt>"Category"</dt>
+                    <dd>{card.category_name.clone()}</dd>
+                    <dt>"Status"</dt>
+                    <dd><StatusBadge status=card.status/></dd>
+                    <dt>"In stock"</dt>
+                    <dd class="stock">{card.quantity}</dd>
+                    <dt>"Pet id"</dt>
+                    <dd><code>{card.id}</code></dd>
+                </dl>
+                <OrderBox card place signed_in/>
+            </article>
+        }
     }
 }
 

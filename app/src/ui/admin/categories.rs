@@ -13,13 +13,21 @@ use crate::ui::widgets::ErrorNotice;
 
 #[component]
 pub fn CategoriesConsole() -> impl IntoView {
+    view! {
+        <Title text="Staff: categories"/>
+        <CategoriesConsoleIsland/>
+    }
+}
+
+/// The console page itself: its forms update the list in place.
+#[island]
+fn CategoriesConsoleIsland() -> impl IntoView {
     let create = ServerAction::<SaveCategory>::new();
     // Bumped by each row when it saves or deletes, so the list is read again.
     let changed = RwSignal::new(0u32);
     let list = data::resource(move || (create.version().get(), changed.get()), |_| categories());
     let result = create.value();
     view! {
-        <Title text="Staff: categories"/>
         <h1>"Categories"</h1>
         <section class="panel" aria-labelledby="new-category">
             <h2 id="new-category">"New category"</h2>

@@ -18,10 +18,18 @@ pub const LOW_STOCK: i64 = 2;
 #[component]
 pub fn InventoryConsole() -> impl IntoView {
     let query = use_query_map();
-    let cursor = Memo::new(move |_| query.read().get("cursor"));
-    let page = data::resource(move || cursor.get(), inventory);
+    let cursor = query.with_untracked(|query| query.get("cursor"));
     view! {
         <Title text="Staff: inventory"/>
+        <InventoryConsoleIsland cursor/>
+    }
+}
+
+/// The console page itself: stock is set in place, row by row.
+#[island]
+fn InventoryConsoleIsland(cursor: Option<String>) -> impl IntoView {
+    let page = data::resource(move || cursor.clone(), inventory);
+    view! {
         <h1>"Inventory"</h1>
         <p class="meta">{format!("Stock of {LOW_STOCK} or less on a pet for sale is marked low.")}</p>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>

@@ -14,12 +14,20 @@ use crate::ui::widgets::ErrorNotice;
 
 #[component]
 pub fn KeysConsole() -> impl IntoView {
+    view! {
+        <Title text="Staff: keys"/>
+        <KeysConsoleIsland/>
+    }
+}
+
+/// The console page itself: a new key is shown once, in place.
+#[island]
+fn KeysConsoleIsland() -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let revoke = ServerAction::<RevokeKey>::new();
     let keys = data::resource(move || (create.version().get(), revoke.version().get()), |_| admin_keys());
     let result = create.value();
     view! {
-        <Title text="Staff: keys"/>
         <h1>"API keys"</h1>
         <section class="panel" aria-labelledby="new-key-title">
             <h2 id="new-key-title">"New key"</h2>

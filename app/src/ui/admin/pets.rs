@@ -14,7 +14,17 @@ use crate::ui::widgets::{ErrorNotice, StatusBadge, query_string};
 #[component]
 pub fn PetsConsole() -> impl IntoView {
     let query = use_query_map();
-    let search = Memo::new(move |_| (query.read().get("q"), query.read().get("cursor")));
+    let (q, cursor) = query.with_untracked(|query| (query.get("q"), query.get("cursor")));
+    view! {
+        <Title text="Staff: pets"/>
+        <PetsConsoleIsland q cursor/>
+    }
+}
+
+/// The console page itself: a new pet shows in the list at once.
+#[island]
+fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>) -> impl IntoView {
+    let search = Memo::new(move |_| (q.clone(), cursor.clone()));
     let save = ServerAction::<SavePet>::new();
     let pets =
         data::resource(move || (search.get(), save.version().get()), |((q, cursor), _)| catalog(None, None, q, cursor));
@@ -22,7 +32,6 @@ pub fn PetsConsole() -> impl IntoView {
     let result = save.value();
 
     view! {
-        <Title text="Staff: pets"/>
         <h1>"Pets"</h1>
         <section class="panel" aria-labelledby="new-pet">
             <h2 id="new-pet">"New pet"</h2>
@@ -99,15 +108,24 @@ fn PetTable(pets: Vec<PetCard>) -> impl IntoView {
 #[component]
 pub fn PetEditor() -> impl IntoView {
     let params = use_params_map();
-    let id = move || params.read().get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0);
+    let id = params.with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
+    view! {
+        <Title text="Staff: edit pet"/>
+        <PetEditorIsland id/>
+    }
+}
+
+/// The editor itself: saved in place; deleting goes back to the list (the server
+/// function redirects).
+#[island]
+fn PetEditorIsland(id: i64) -> impl IntoView {
     let save = ServerAction::<SavePet>::new();
     let delete = ServerAction::<DeletePet>::new();
-    let card = data::resource(move || (id(), save.version().get()), |(id, _)| pet(id));
+    let card = data::resource(move || (id, save.version().get()), |(id, _)| pet(id));
     let category_list = data::resource(|| (), |_| categories());
     let result = save.value();
 
     view! {
-        <Title text="Staff: edit pet"/>
         <p class="crumbs"><a href="/admin/pets">"Pets"</a></p>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {

@@ -21,7 +21,7 @@ fn highlighted(name: &str) -> bool {
     name.starts_with("x-ratelimit-") || matches!(name, "retry-after" | "deprecation" | "sunset" | "link")
 }
 
-#[component]
+#[island]
 pub fn TryIt(operation: OperationDoc, signed_in: bool) -> impl IntoView {
     let id = operation.id.clone();
     let values: Vec<(crate::reference::ParamDoc, RwSignal<String>)> = operation
