@@ -45,6 +45,7 @@ test('staff sign in with a key and see every key with its usage', async ({ page 
   const key = adminKey();
   await page.goto('/sign-in');
   await hydrated(page);
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign in' })).toHaveAttribute('aria-current', 'page');
   await page.getByLabel('API key').fill('psk_0000000000_wrong');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByRole('alert')).toContainText('unknown or has been revoked');
@@ -55,6 +56,10 @@ test('staff sign in with a key and see every key with its usage', async ({ page 
   await page.getByRole('link', { name: 'Staff' }).click();
   await expect(page).toHaveURL(/\/admin$/);
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  // The header marks the page it links to.
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await expect(nav.getByRole('link', { name: 'Staff' })).toHaveAttribute('aria-current', 'page');
+  await expect(nav.getByRole('link', { name: 'Orders' })).not.toHaveAttribute('aria-current', 'page');
   await page.getByRole('navigation', { name: 'Staff console' }).getByRole('link', { name: 'Keys' }).click();
   await expect(page.locator('table.keys')).toContainText('e2e staff');
 });

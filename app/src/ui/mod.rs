@@ -81,7 +81,8 @@ pub fn App() -> impl IntoView {
                     <A href="/docs">"API docs"</A>
                     <Transition>
                         {move || Suspend::new(async move {
-                            view! { <AccountNav caller=who.await.ok().flatten()/> }
+                            let path = leptos_router::hooks::use_location().pathname.get_untracked();
+                            view! { <AccountNav caller=who.await.ok().flatten() path/> }
                         })}
                     </Transition>
                 </nav>
@@ -117,23 +118,32 @@ pub fn App() -> impl IntoView {
 }
 
 /// The header's account links: the caller's pages and a sign-out button, or the ways
-/// to sign in. An island, so that signing up shows its new session at once.
+/// to sign in. An island, so that signing up shows its new session at once. `path` is
+/// the page's, to mark the link to it (as the router's links mark theirs).
 #[island]
-fn AccountNav(caller: Option<Caller>) -> impl IntoView {
+fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
     let shown = session::shown(caller);
-    move || match shown.get() {
+    let current = move |href: &str| {
+        let here = path == href || path.strip_prefix(href).is_some_and(|rest| rest.starts_with('/'));
+        here.then_some("page")
+    };
+    move || {
+        match shown.get() {
         Some(caller) => view! {
-            <a href="/orders">{if caller.role == Role::Admin { "Orders" } else { "My orders" }}</a>
-            {(caller.role == Role::Admin).then(|| view! { <a href="/admin">"Staff"</a> })}
+            <a href="/orders" aria-current=current("/orders")>
+                {if caller.role == Role::Admin { "Orders" } else { "My orders" }}
+            </a>
+            {(caller.role == Role::Admin).then(|| view! { <a href="/admin" aria-current=current("/admin")>"Staff"</a> })}
             <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
             <SignOutButton/>
         }
         .into_any(),
         None => view! {
-            <a href="/sign-in">"Sign in"</a>
-            <a href="/sign-up">"Get a key"</a>
+            <a href="/sign-in" aria-current=current("/sign-in")>"Sign in"</a>
+            <a href="/sign-up" aria-current=current("/sign-up")>"Get a key"</a>
         }
         .into_any(),
+    }
     }
 }
 
