@@ -19,27 +19,33 @@ pub fn OrdersPage() -> impl IntoView {
     let query = use_query_map();
     let (complete, pet_id) = query.with_untracked(|query| (query.get("complete"), query.get("petId")));
     let path = use_location().pathname.get_untracked();
+    let who = data::resource(|| (), |_| viewer());
     view! {
         <Title text="Orders"/>
-        <Orders path complete pet_id/>
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || {
+                let (path, complete, pet_id) = (path.clone(), complete.clone(), pet_id.clone());
+                Suspend::new(async move {
+                    let staff = matches!(who.await, Ok(Some(Caller { role: Role::Admin, .. })));
+                    view! { <Orders path filters=(complete, pet_id) staff/> }
+                })
+            }}
+        </Suspense>
     }
 }
 
 /// The list and its actions: a cancelled or completed order changes in place.
 #[island]
-fn Orders(path: String, complete: Option<String>, pet_id: Option<String>) -> impl IntoView {
+fn Orders(path: String, filters: (Option<String>, Option<String>), staff: bool) -> impl IntoView {
     let cancel = ServerAction::<CancelOrder>::new();
-    let complete_action = ServerAction::<CompleteOrder>::new();
-    let filters = (complete, pet_id);
+    let complete = ServerAction::<CompleteOrder>::new();
     let orders = data::resource(
         {
             let filters = filters.clone();
-            move || (filters.clone(), cancel.version().get(), complete_action.version().get())
+            move || (filters.clone(), cancel.version().get(), complete.version().get())
         },
         |((complete, pet_id), _, _)| list_orders(complete, pet_id),
     );
-    let complete = complete_action;
-    let who = data::resource(|| (), |_| viewer());
     let failure = move || match (cancel.value().get(), complete.value().get()) {
         (Some(Err(error)), _) | (_, Some(Err(error))) => Some(view! { <ErrorNotice error/> }),
         _ => None,
@@ -50,7 +56,6 @@ fn Orders(path: String, complete: Option<String>, pet_id: Option<String>) -> imp
             {move || {
                 let (path, filters) = (path.clone(), filters.clone());
                 Suspend::new(async move {
-                let staff = matches!(who.await, Ok(Some(Caller { role: Role::Admin, .. })));
                 match orders.await {
                     Ok(list) => view! {
                         <h1>{if staff { "All orders" } else { "My orders" }}</h1>

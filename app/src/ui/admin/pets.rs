@@ -24,10 +24,15 @@ pub fn PetsConsole() -> impl IntoView {
 /// The console page itself: a new pet shows in the list at once.
 #[island]
 fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>) -> impl IntoView {
-    let search = Memo::new(move |_| (q.clone(), cursor.clone()));
+    let search = (q, cursor);
     let save = ServerAction::<SavePet>::new();
-    let pets =
-        data::resource(move || (search.get(), save.version().get()), |((q, cursor), _)| catalog(None, None, q, cursor));
+    let pets = data::resource(
+        {
+            let search = search.clone();
+            move || (search.clone(), save.version().get())
+        },
+        |((q, cursor), _)| catalog(None, None, q, cursor),
+    );
     let category_list = data::resource(|| (), |_| categories());
     let result = save.value();
 
@@ -54,25 +59,28 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>) -> impl IntoView
         <form class="filters" method="get" action="/admin/pets" role="search" aria-label="Find pets">
             <label>"Name"
                 <input type="search" name="q" maxlength="100"
-                    value=move || search.get().0.unwrap_or_default()/>
+                    value=search.0.clone().unwrap_or_default()/>
             </label>
             <button type="submit">"Find"</button>
         </form>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match pets.await {
-                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
-                    Ok(page) => {
-                        let next = page.next_cursor.map(|cursor| {
-                            format!("/admin/pets{}", query_string([("q", search.get_untracked().0), ("cursor", Some(cursor))]))
-                        });
-                        view! {
-                            <PetTable pets=page.items/>
-                            {next.map(|href| view! { <nav class="pager" aria-label="Pages"><a href=href rel="next">"Next page →"</a></nav> })}
-                        }.into_any()
+            {move || {
+                let q = search.0.clone();
+                Suspend::new(async move {
+                    match pets.await {
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                        Ok(page) => {
+                            let next = page.next_cursor.map(|cursor| {
+                                format!("/admin/pets{}", query_string([("q", q), ("cursor", Some(cursor))]))
+                            });
+                            view! {
+                                <PetTable pets=page.items/>
+                                {next.map(|href| view! { <nav class="pager" aria-label="Pages"><a href=href rel="next">"Next page →"</a></nav> })}
+                            }.into_any()
+                        }
                     }
-                }
-            })}
+                })
+            }}
         </Suspense>
     }
 }
