@@ -53,11 +53,15 @@ fn PetDetails(card: PetCard, signed_in: bool) -> impl IntoView {
     let shown = RwSignal::new(card);
     // Read again after every order, placed or refused (the stock someone else took
     // shows too). Effects run in the browser only.
+    let latest = StoredValue::new(0usize);
     Effect::new(move |seen: Option<usize>| {
         let version = place.version().get();
         if seen.is_some_and(|seen| seen != version) {
+            latest.set_value(version);
             leptos::task::spawn_local(async move {
-                if let Ok(card) = pet(id).await {
+                let answer = pet(id).await;
+                // A slow answer for an earlier order must not undo a later one's.
+                if let (Ok(card), true) = (answer, latest.get_value() == version) {
                     shown.set(card);
                 }
             });
