@@ -53,6 +53,8 @@ pub fn SignUpPage() -> impl IntoView {
 fn SignUpForm() -> impl IntoView {
     let sign_up = ServerAction::<SignUp>::new();
     let result = sign_up.value();
+    let ready = RwSignal::new(false);
+    Effect::new(move |_| ready.set(true));
     // The header follows at once; the page stays, with the key on it.
     Effect::new(move |_| {
         if let Some(Ok(created)) = result.get() {
@@ -77,7 +79,10 @@ fn SignUpForm() -> impl IntoView {
                                 "Name (optional)"
                                 <input type="text" name="name" maxlength="100" placeholder="my app"/>
                             </label>
-                            <button type="submit">"Create my key"</button>
+                            // Enabled once the island runs: sent as a plain form, the key
+                            // would be made and never shown.
+                            <button type="submit" disabled=move || !ready.get()>"Create my key"</button>
+                            <noscript><p>"Signing up needs JavaScript: the new key is shown once, on this page."</p></noscript>
                         </ActionForm>
                         {error.map(|error| view! { <ErrorNotice error/> })}
                     }
