@@ -39,7 +39,8 @@ export function failOnPageErrors(page: Page) {
   });
 }
 
-/** Waits until the WASM has taken over the page (the app sets this attribute). */
+/** Waits until the page's islands run (the WASM entry point, frontend/src/lib.rs, sets
+ *  this attribute once they are hydrated). */
 export async function hydrated(page: Page) {
   await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
 }

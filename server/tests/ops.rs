@@ -99,8 +99,8 @@ async fn security_headers_are_on_api_answers_pages_and_errors() {
         assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
         assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
     }
-    // Pages (a lazily loaded one and the 404 page too) name the nonce that every one of
-    // their inline scripts carries; none goes without.
+    // Pages (the docs and the 404 page too) name the nonce that every one of their
+    // inline scripts carries; none goes without.
     for path in ["/", "/docs", "/no-such-page", "/pkg/no-such-file.css", "/_app/no_such_function"] {
         let page = app.get(path).await;
         assert_eq!(page.header("cache-control"), Some("private, no-cache"), "{path}");

@@ -6,7 +6,8 @@
 //! page's facts and order box, the sign-in and sign-up forms, the orders table, the staff
 //! console's pages and the docs' try-it panels. An island's props travel in the page
 //! as JSON, so they are plain data; router hooks and contexts stay outside (the page
-//! around the island reads them and passes what it needs). Everything else never
+//! around the island reads them and passes what it needs; only the server's own, such
+//! as the response's status, are used inside, during server rendering). Everything else never
 //! reaches the browser, which keeps the WASM of the whole app small
 //! (docs/PERFORMANCE.md).
 
