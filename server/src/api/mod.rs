@@ -40,9 +40,10 @@ pub const BASE: &str = "/api/v1";
 /// Its layers wrap the router as a whole, not each route: axum clones every layer a
 /// route carries, boxed, for each request, and with a dozen of them that cloning,
 /// allocating and moving was a quarter of the server's CPU per API request
-/// (docs/PERFORMANCE.md). Only the metrics layer, which needs the matched route, is per
-/// route. From the outside in: CORS (preflight requests are answered there, uncounted),
-/// authentication and rate limits (`every_request`), the body limit, the panic catcher.
+/// (docs/PERFORMANCE.md); the metrics count every answer from outside it all
+/// (`ops::every_request`). From the outside in: CORS (preflight requests are answered
+/// there), authentication and rate limits (`every_request`), the body limit, the panic
+/// catcher.
 pub fn service(state: AppState) -> impl HttpService {
     ServiceBuilder::new()
         .layer(cors())
@@ -96,6 +97,11 @@ pub fn route_template(path: &str) -> Option<&'static str> {
     TEMPLATES.at(path).ok().map(|matched| *matched.value)
 }
 
+/// Whether the API answers `path`: `/api` and everything under it.
+pub fn is_api_path(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
 /// `api` in front of `site`: requests for `/api` and everything under it go to the
 /// API, all others to the site. Split by the path's prefix before any router, so that
 /// an API request is routed once, by the API's own router.
@@ -120,21 +126,16 @@ impl<A: HttpService, S: HttpService> Service<Request> for InFront<A, S> {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let path = request.uri().path();
-        let mut target = if path == "/api" || path.starts_with("/api/") {
-            Either::Left(&mut self.api)
-        } else {
-            Either::Right(&mut self.site)
-        };
+        let mut target =
+            if is_api_path(request.uri().path()) { Either::Left(&mut self.api) } else { Either::Right(&mut self.site) };
         target.call(request)
     }
 }
 
 /// What every API request goes through, as one layer: authentication and rate limits
-/// (`auth::guard`),
-/// the Error shape for the body limit's own 413, and `X-API-Stability` on every answer
-/// of a beta or experimental operation, whoever produced it (handler, extractor, guard
-/// or body limit).
+/// (`auth::guard`), the Error shape for the body limit's own 413, and `X-API-Stability`
+/// on every answer of a beta or experimental operation, whoever produced it (handler,
+/// extractor, guard or body limit).
 async fn every_request(State(state): State<AppState>, request: Request, next: axum::middleware::Next) -> Response {
     let path = request.uri().path();
     let stability = openapi::stability(request.method().as_str(), path.strip_prefix(BASE).unwrap_or(path));

@@ -50,7 +50,7 @@ pub enum Target {
 
 impl Target {
     pub fn of(path: &str) -> Target {
-        if path == "/api" || path.starts_with("/api/") {
+        if crate::api::is_api_path(path) {
             Target::Api
         } else if path.starts_with(SERVER_FN_PREFIX) {
             Target::ServerFn
