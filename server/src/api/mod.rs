@@ -16,7 +16,7 @@ use app::model::Page;
 use std::convert::Infallible;
 use std::sync::LazyLock;
 
-use axum::extract::{OriginalUri, Request, State};
+use axum::extract::{OriginalUri, Request};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -47,8 +47,8 @@ pub const BASE: &str = "/api/v1";
 pub fn service(state: AppState) -> impl HttpService {
     ServiceBuilder::new()
         .layer(cors())
-        .layer(axum::middleware::from_fn_with_state(state.clone(), every_request))
-        .service(routes(state))
+        .layer_fn(|inner| EveryRequest { state: state.clone(), inner })
+        .service(routes(state.clone()))
 }
 
 /// The API without authentication and rate limits: every request acts as `caller`.
@@ -136,16 +136,46 @@ impl<A: HttpService, S: HttpService> Service<Request> for InFront<A, S> {
 /// (`auth::guard`), the Error shape for the body limit's own 413, and `X-API-Stability`
 /// on every answer of a beta or experimental operation, whoever produced it (handler,
 /// extractor, guard or body limit).
-async fn every_request(State(state): State<AppState>, request: Request, next: axum::middleware::Next) -> Response {
-    let path = request.uri().path();
-    let stability = openapi::stability(request.method().as_str(), path.strip_prefix(BASE).unwrap_or(path));
-    let mut response =
-        auth::guard(&state, request, |request| async move { json_error_for_bare_413(next.run(request).await) }).await;
-    if let Some(stability) = stability {
-        const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
-        response.headers_mut().insert(STABILITY, HeaderValue::from_static(stability));
+///
+/// A service of its own rather than `axum::middleware::from_fn_with_state`, which boxes
+/// the routes inside for every request (see `ops::EveryRequest`).
+#[derive(Clone)]
+struct EveryRequest<S> {
+    state: AppState,
+    inner: S,
+}
+
+impl<S: HttpService> Service<Request> for EveryRequest<S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
-    response
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let path = request.uri().path();
+        let stability = openapi::stability(request.method().as_str(), path.strip_prefix(BASE).unwrap_or(path));
+        // The guard may wait (a key read from the database) before the routes are
+        // called: the future takes a ready clone, and leaves this one (tower's rule
+        // for calling a service later than `call`).
+        let fresh = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, fresh);
+        let state = self.state.clone();
+        Box::pin(async move {
+            let mut response = auth::guard(&state, request, |request| async move {
+                let Ok(response) = inner.call(request).await;
+                json_error_for_bare_413(response)
+            })
+            .await;
+            if let Some(stability) = stability {
+                const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
+                response.headers_mut().insert(STABILITY, HeaderValue::from_static(stability));
+            }
+            Ok(response)
+        })
+    }
 }
 
 /// CORS for third-party web apps: any origin, no credentials (keys travel in headers),

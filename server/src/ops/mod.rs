@@ -16,7 +16,6 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderName, header};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::FutureExt;
@@ -71,9 +70,7 @@ pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
         .layer_fn(|inner| CompressWhenAccepted(Compression::new(inner)))
         // A second later than the body deadline, so a slow body is told apart (408)
         // from a slow answer (503).
-        .layer(middleware::from_fn(move |request, next| {
-            every_request(request_timeout + Duration::from_secs(1), request, next)
-        }))
+        .layer_fn(|inner| EveryRequest { inner, answer_within: request_timeout + Duration::from_secs(1) })
         .service(app);
     BoxCloneSyncService::new(stack)
 }
@@ -114,40 +111,73 @@ impl<S: crate::HttpService> Service<Request> for CompressWhenAccepted<S> {
 /// - gives a server function's error its own status;
 /// - writes the security and caching headers, with the page's nonce;
 /// - counts and times every answer in the metrics, under its route's template.
-async fn every_request(answer_within: Duration, mut request: Request, next: Next) -> Response {
-    let arrived = tokio::time::Instant::now();
-    let method = request.method().clone();
-    let target = Target::of(request.uri().path());
-    // The API's route is known from the path (whether or not the request gets past the
-    // guard to its router); the site's router tells its own (`metrics::note_route`).
-    let api_route = (target == Target::Api).then(|| crate::api::route_template(request.uri().path()));
-    let nonce = security::page_nonce_for(target, &mut request);
-    let answer = async {
-        match security::refuse_cross_site(target, &request) {
-            Some(refusal) => refusal,
-            None => match tokio::time::timeout(answer_within, next.run(request)).await {
-                // Boxed: only these read their answer's body, and that future is large.
-                Ok(response) if target == Target::ServerFn => {
-                    Box::pin(security::server_fn_error_status(response)).await
+///
+/// A service of its own rather than `axum::middleware::from_fn`: that one clones the
+/// whole application inside it and boxes it for every request, so that the function
+/// can own it (`Next`); here the application is called in place, and only this
+/// layer's own future is boxed (docs/PERFORMANCE.md).
+#[derive(Clone)]
+struct EveryRequest<S> {
+    inner: S,
+    answer_within: Duration,
+}
+
+impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let arrived = tokio::time::Instant::now();
+        let method = request.method().clone();
+        let target = Target::of(request.uri().path());
+        // The API's route is known from the path (whether or not the request gets past
+        // the guard to its router); the site's router tells its own
+        // (`metrics::note_route`).
+        let api_route = (target == Target::Api).then(|| crate::api::route_template(request.uri().path()));
+        let nonce = security::page_nonce_for(target, &mut request);
+        // Made here, outside the request's scope (`scope::within`): the services inside
+        // only start their work, and read the scope, when their future is polled.
+        let answer = match security::refuse_cross_site(target, &request) {
+            Some(refusal) => Err(refusal),
+            None => Ok(self.inner.call(request)),
+        };
+        let answer_within = self.answer_within;
+        Box::pin(async move {
+            let answer = async {
+                let answer = match answer {
+                    Err(refusal) => return refusal,
+                    Ok(answer) => answer,
+                };
+                match tokio::time::timeout(answer_within, answer).await {
+                    // Boxed: only these read their answer's body, and that future is large.
+                    Ok(Ok(response)) if target == Target::ServerFn => {
+                        Box::pin(security::server_fn_error_status(response)).await
+                    }
+                    Ok(Ok(response)) => response,
+                    Ok(Err(infallible)) => match infallible {},
+                    Err(_) => {
+                        // Logged inside the request's span, which names its id and path.
+                        tracing::warn!("request timed out");
+                        AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again")
+                            .into_response()
+                    }
                 }
-                Ok(response) => response,
-                Err(_) => {
-                    // Logged inside the request's span, which names its id and path.
-                    tracing::warn!("request timed out");
-                    AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again")
-                        .into_response()
-                }
-            },
-        }
-    };
-    let (mut response, site_route) = scope::within(arrived, answer).await;
-    security::set_headers(target, nonce.as_ref(), &mut response);
-    let route = match (api_route, &site_route, target) {
-        (Some(api_route), _, _) => api_route.unwrap_or("unmatched"),
-        (None, Some(site_route), _) => site_route.as_str(),
-        (None, None, Target::Asset { .. }) => "/pkg/{file}",
-        (None, None, _) => "unmatched",
-    };
-    metrics::record(&method, route, response.status(), arrived.elapsed());
-    response
+            };
+            let (mut response, site_route) = scope::within(arrived, answer).await;
+            security::set_headers(target, nonce.as_ref(), &mut response);
+            let route = match (api_route, &site_route, target) {
+                (Some(api_route), _, _) => api_route.unwrap_or("unmatched"),
+                (None, Some(site_route), _) => site_route.as_str(),
+                (None, None, Target::Asset { .. }) => "/pkg/{file}",
+                (None, None, _) => "unmatched",
+            };
+            metrics::record(&method, route, response.status(), arrived.elapsed());
+            Ok(response)
+        })
+    }
 }
