@@ -38,7 +38,9 @@ pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
     // An `X-API-Key` header is the key, even when `Authorization` is sent too: a bad one
     // is never rescued by the other header. An empty header is no key at all (401
     // missing_api_key, not invalid_api_key).
-    if let Some(header) = headers.get("x-api-key") {
+    // A constant name: looked up by a name given as text, it is parsed on every request.
+    const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+    if let Some(header) = headers.get(X_API_KEY) {
         return match header.to_str().map(str::trim) {
             Ok("") => Presented::Nothing,
             Ok(key) => Presented::Key(key),
@@ -60,7 +62,8 @@ pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
 /// Only a browser's own `Sec-Fetch-Site: same-origin` counts: another site's page can
 /// neither set nor forge it, so it cannot spend a shopper's session.
 fn browser_session(headers: &HeaderMap) -> Option<&str> {
-    let same_origin = headers.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"same-origin");
+    const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
+    let same_origin = headers.get(SEC_FETCH_SITE).is_some_and(|v| v.as_bytes() == b"same-origin");
     let cookie = headers.get(header::COOKIE)?.to_str().ok()?;
     same_origin.then(|| sessions::token_from_cookie_header(cookie)).flatten()
 }

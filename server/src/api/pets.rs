@@ -7,6 +7,7 @@ use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use std::time::SystemTime;
 use time::OffsetDateTime;
 use utoipa::IntoParams;
 
@@ -116,7 +117,7 @@ pub async fn get_pet(
     let mut response = match (caller, id) {
         (Err(rejection), _) => rejection,
         (Ok(_), Err(err)) => err.into_response(),
-        (Ok(_), Ok(Id(id))) if OffsetDateTime::now_utc() >= state.config.sunset => AppError::new(
+        (Ok(_), Ok(Id(id))) if state.deprecation.sunset_has_passed() => AppError::new(
             ErrorCode::Sunset,
             format!("GET /pets/{{petId}} was retired; use GET {}/pets?ids={id}", super::BASE),
         )
@@ -175,6 +176,8 @@ pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> 
 pub struct DeprecationHeaders {
     deprecation: HeaderValue,
     sunset: HeaderValue,
+    /// The sunset as the system clock tells it (compared on every request).
+    sunset_at: SystemTime,
 }
 
 impl DeprecationHeaders {
@@ -186,7 +189,13 @@ impl DeprecationHeaders {
         DeprecationHeaders {
             deprecation: value(format!("@{}", config.deprecation.unix_timestamp())),
             sunset: value(http_date(config.sunset)),
+            sunset_at: config.sunset.into(),
         }
+    }
+
+    /// Whether the operation has been retired (410 from then on).
+    fn sunset_has_passed(&self) -> bool {
+        SystemTime::now() >= self.sunset_at
     }
 
     /// Adds them, and the successor `Link` (for this pet, when the id is one).
