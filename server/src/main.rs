@@ -8,6 +8,7 @@ use app::model::{Limits, NewApiKey, Plan, Role};
 use app::services::clock::Clock;
 use app::services::keys;
 use axum::ServiceExt;
+use axum::serve::ListenerExt;
 use clap::{Parser, Subcommand, ValueEnum};
 use leptos::prelude::get_configuration;
 use server::config::{LogFormat, Settings};
@@ -208,9 +209,9 @@ async fn serve(config: Config) -> Result<(), String> {
         let listener = tokio::net::TcpListener::bind(ceiling).await.map_err(|e| format!("binding {ceiling}: {e}"))?;
         let bound = listener.local_addr().map_err(|e| format!("reading the bound address: {e}"))?;
         println!("Bench ceiling at http://{bound}/");
-        tokio::spawn(async move { axum::serve(listener, server::ops::ceiling::router()).await });
+        tokio::spawn(async move { axum::serve(listener.tap_io(no_delay), server::ops::ceiling::router()).await });
     }
-    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+    axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(|e| format!("serving: {e}"))?;
@@ -222,6 +223,15 @@ async fn serve(config: Config) -> Result<(), String> {
     pool.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Sends what is written at once: a page streamed in parts (or any answer written in
+/// more than one piece) must not wait for the client's acknowledgement of the part
+/// before (Nagle's algorithm, up to the client's delayed-ACK time, 40 ms on Linux).
+fn no_delay(stream: &mut tokio::net::TcpStream) {
+    if let Err(err) = stream.set_nodelay(true) {
+        tracing::debug!(error = %err, "could not set TCP_NODELAY on a connection");
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM: stop accepting, let in-flight requests finish.
