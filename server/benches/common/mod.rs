@@ -46,15 +46,59 @@ impl Outcome {
     }
 }
 
+/// What one or more runs of [`run`] saw: counts and every answer's latency, so that
+/// runs of the same requests can be pooled before their percentiles are taken.
+#[derive(Debug, Default)]
+pub struct Sample {
+    seconds: f64,
+    /// 2xx, 409, others, 5xx (as in [`Outcome`]).
+    counts: [u64; 4],
+    /// Microseconds, in no order.
+    latencies: Vec<u32>,
+}
+
+impl Sample {
+    pub fn add(&mut self, other: Sample) {
+        self.seconds += other.seconds;
+        for (count, more) in self.counts.iter_mut().zip(other.counts) {
+            *count += more;
+        }
+        self.latencies.extend(other.latencies);
+    }
+
+    pub fn outcome(mut self) -> Outcome {
+        self.latencies.sort_unstable();
+        let latencies = &self.latencies;
+        let percentile =
+            |p: usize| latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied();
+        Outcome {
+            seconds: self.seconds,
+            ok: self.counts[0],
+            conflicts: self.counts[1],
+            other: self.counts[2],
+            server_errors: self.counts[3],
+            p50_us: percentile(50).unwrap_or(0),
+            p99_us: percentile(99).unwrap_or(0),
+        }
+    }
+}
+
 /// Sends requests from `connections` workers for `duration`; `request(worker, n)` makes
 /// the n-th request of a worker.
 pub async fn load<F>(connections: usize, duration: Duration, request: F) -> Outcome
 where
     F: Fn(usize, u64) -> hyper::Request<Full<Bytes>> + Send + Sync + 'static,
 {
+    run(connections, duration, Arc::new(request)).await.outcome()
+}
+
+/// [`load`], keeping every latency.
+pub async fn run<F>(connections: usize, duration: Duration, request: Arc<F>) -> Sample
+where
+    F: ?Sized + Fn(usize, u64) -> hyper::Request<Full<Bytes>> + Send + Sync + 'static,
+{
     let client: Client<_, Full<Bytes>> =
         Client::builder(TokioExecutor::new()).pool_max_idle_per_host(connections).build_http();
-    let request = Arc::new(request);
     let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
@@ -91,16 +135,9 @@ where
     for worker in workers {
         latencies.extend(worker.await.unwrap());
     }
-    latencies.sort_unstable();
-    let percentile =
-        |p: usize| latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied();
-    Outcome {
+    Sample {
         seconds: start.elapsed().as_secs_f64(),
-        ok: counts[0].load(Ordering::Relaxed),
-        conflicts: counts[1].load(Ordering::Relaxed),
-        other: counts[2].load(Ordering::Relaxed),
-        server_errors: counts[3].load(Ordering::Relaxed),
-        p50_us: percentile(50).unwrap_or(0),
-        p99_us: percentile(99).unwrap_or(0),
+        counts: std::array::from_fn(|i| counts[i].load(Ordering::Relaxed)),
+        latencies,
     }
 }
