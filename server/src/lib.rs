@@ -133,7 +133,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
             move || app::shell(leptos_options.clone())
         })
         .layer(axum::middleware::from_fn_with_state(pages::PageCache::new(state.pool.clone()), pages::serve_kept));
-    // Each of the site's routes tells the metrics which it is (`ops::every_request`
+    // Each of the site's routes tells the metrics which it is (`ops::EveryRequest`
     // counts every answer; it knows the API's routes from their paths).
     let site = Router::new()
         .merge(ops::routes(state.clone()))

@@ -3,7 +3,8 @@
 //! Leptos finds contexts through the current reactive owner, and a server function's
 //! future is not always polled under it once it has awaited (the data of a lazily
 //! loaded route, when the app had them, was one such case: a context looked up after a
-//! database query came back missing). So every server function starts with `Call::new()`, which reads them all.
+//! database query came back missing). So every server function starts with
+//! `Call::new()`, which reads them all.
 
 use axum::http::{HeaderValue, header, request::Parts};
 use leptos::prelude::*;

@@ -7,8 +7,8 @@
 //! console's pages and the docs' try-it panels. An island's props travel in the page
 //! as JSON, so they are plain data; router hooks and contexts stay outside (the page
 //! around the island reads them and passes what it needs; only the server's own, such
-//! as the response's status, are used inside, during server rendering). Everything else never
-//! reaches the browser, which keeps the WASM of the whole app small
+//! as the response's status, are used inside, during server rendering). Everything
+//! else never reaches the browser, which keeps the WASM of the whole app small
 //! (docs/PERFORMANCE.md).
 
 pub(crate) mod account;

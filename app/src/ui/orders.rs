@@ -56,63 +56,64 @@ fn Orders(path: String, filters: (Option<String>, Option<String>), staff: bool) 
             {move || {
                 let (path, filters) = (path.clone(), filters.clone());
                 Suspend::new(async move {
-                match orders.await {
-                    Ok(list) => view! {
-                        <h1>{if staff { "All orders" } else { "My orders" }}</h1>
-                        <OrderFilters action=path filters/>
-                        {failure}
-                        {if list.is_empty() {
-                            view! { <p class="empty">"No orders here. " <a href="/">"Browse the catalog"</a></p> }.into_any()
-                        } else {
+                    match orders.await {
+                        Ok(list) => view! {
+                            <h1>{if staff { "All orders" } else { "My orders" }}</h1>
+                            <OrderFilters action=path filters/>
+                            {failure}
+                            {if list.is_empty() {
+                                view! { <p class="empty">"No orders here. " <a href="/">"Browse the catalog"</a></p> }.into_any()
+                            } else {
+                                view! {
+                                    <table class="table orders">
+                                        <thead><tr>
+                                            <th scope="col">"Order"</th><th scope="col">"Pet"</th><th scope="col">"Quantity"</th>
+                                            <th scope="col">"Status"</th><th scope="col">"Ship date"</th><th scope="col">"Actions"</th>
+                                        </tr></thead>
+                                        <tbody>
+                                            {list.into_iter().map(|view| {
+                                                let order = view.order;
+                                                let pet = view.pet_name.unwrap_or_else(|| format!("pet {}", order.pet_id));
+                                                view! {
+                                                    <tr data-order-id=order.id>
+                                                        <td>{format!("#{}", order.id)}</td>
+                                                        <td><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
+                                                        <td>{order.quantity}</td>
+                                                        <td class="order-status">{if order.complete { "Completed" } else { "Open" }}</td>
+                                                        <td>{order.ship_date.unwrap_or_else(|| "—".into())}</td>
+                                                        <td class="actions">
+                                                            {(!order.complete).then(|| view! {
+                                                                <ActionForm action=cancel attr:class="inline">
+                                                                    <input type="hidden" name="id" value=order.id/>
+                                                                    <button type="submit" class="secondary">"Cancel"</button>
+                                                                </ActionForm>
+                                                            })}
+                                                            {(staff && !order.complete).then(|| view! {
+                                                                <ActionForm action=complete attr:class="inline">
+                                                                    <input type="hidden" name="id" value=order.id/>
+                                                                    <button type="submit">"Complete"</button>
+                                                                </ActionForm>
+                                                            })}
+                                                        </td>
+                                                    </tr>
+                                                }
+                                            }).collect_view()}
+                                        </tbody>
+                                    </table>
+                                }.into_any()
+                            }}
+                        }.into_any(),
+                        Err(error) if error.code == ErrorCode::MissingApiKey => {
+                            set_status(401);
                             view! {
-                                <table class="table orders">
-                                    <thead><tr>
-                                        <th scope="col">"Order"</th><th scope="col">"Pet"</th><th scope="col">"Quantity"</th>
-                                        <th scope="col">"Status"</th><th scope="col">"Ship date"</th><th scope="col">"Actions"</th>
-                                    </tr></thead>
-                                    <tbody>
-                                        {list.into_iter().map(|view| {
-                                            let order = view.order;
-                                            let pet = view.pet_name.unwrap_or_else(|| format!("pet {}", order.pet_id));
-                                            view! {
-                                                <tr data-order-id=order.id>
-                                                    <td>{format!("#{}", order.id)}</td>
-                                                    <td><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
-                                                    <td>{order.quantity}</td>
-                                                    <td class="order-status">{if order.complete { "Completed" } else { "Open" }}</td>
-                                                    <td>{order.ship_date.unwrap_or_else(|| "—".into())}</td>
-                                                    <td class="actions">
-                                                        {(!order.complete).then(|| view! {
-                                                            <ActionForm action=cancel attr:class="inline">
-                                                                <input type="hidden" name="id" value=order.id/>
-                                                                <button type="submit" class="secondary">"Cancel"</button>
-                                                            </ActionForm>
-                                                        })}
-                                                        {(staff && !order.complete).then(|| view! {
-                                                            <ActionForm action=complete attr:class="inline">
-                                                                <input type="hidden" name="id" value=order.id/>
-                                                                <button type="submit">"Complete"</button>
-                                                            </ActionForm>
-                                                        })}
-                                                    </td>
-                                                </tr>
-                                            }
-                                        }).collect_view()}
-                                    </tbody>
-                                </table>
+                                <h1>"My orders"</h1>
+                                <p class="notice">"Sign in to see your orders. " <a href="/sign-in">"Sign in"</a></p>
                             }.into_any()
-                        }}
-                    }.into_any(),
-                    Err(error) if error.code == ErrorCode::MissingApiKey => {
-                        set_status(401);
-                        view! {
-                            <h1>"My orders"</h1>
-                            <p class="notice">"Sign in to see your orders. " <a href="/sign-in">"Sign in"</a></p>
-                        }.into_any()
+                        }
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
                     }
-                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
-                }
-            })}}
+                })
+            }}
         </Suspense>
     }
 }

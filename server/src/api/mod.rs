@@ -41,8 +41,8 @@ pub const BASE: &str = "/api/v1";
 /// route carries, boxed, for each request, and with a dozen of them that cloning,
 /// allocating and moving was a quarter of the server's CPU per API request
 /// (docs/PERFORMANCE.md); the metrics count every answer from outside it all
-/// (`ops::every_request`). From the outside in: CORS (preflight requests are answered
-/// there), authentication and rate limits (`every_request`), the body limit, the panic
+/// (`ops::EveryRequest`). From the outside in: CORS (preflight requests are answered
+/// there), authentication and rate limits (`EveryRequest`), the body limit, the panic
 /// catcher.
 pub fn service(state: AppState) -> impl HttpService {
     ServiceBuilder::new()

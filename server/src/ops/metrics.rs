@@ -65,7 +65,7 @@ pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
 
 /// Counts one answer and its latency under its route's template
 /// (`/api/v1/pets/{petId}`), never the raw path, so that the number of series stays
-/// bounded. Called by the operational layer (`ops::every_request`) for every answer,
+/// bounded. Called by the operational layer (`ops::EveryRequest`) for every answer,
 /// whoever made it: handlers, the guard's refusals, the body limit, timeouts, panics.
 pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
     let elapsed = elapsed.as_secs_f64();

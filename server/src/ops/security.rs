@@ -2,8 +2,8 @@
 //! cross-site calls to the server functions.
 //!
 //! Pages get a Content-Security-Policy naming the nonce of their inline hydration
-//! scripts: `ops::every_request` makes the nonce, hands it to Leptos through the request (see
-//! `page_nonce`), and writes the policy on the way out. Everything else (JSON, assets,
+//! scripts: `ops::EveryRequest` makes the nonce, hands it to Leptos through the request
+//! (see `page_nonce`), and writes the policy on the way out. Everything else (JSON, assets,
 //! errors) gets the strictest policy, since none of it is meant to run or be framed.
 //!
 //! The policy used to be set by the page itself, through leptos_axum's
