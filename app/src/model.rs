@@ -43,6 +43,15 @@ impl PetStatus {
     pub fn parse(s: &str) -> Option<PetStatus> {
         PetStatus::ALL.into_iter().find(|status| status.as_str() == s)
     }
+
+    /// The word people read (badges, pickers and sentences alike).
+    pub fn label(self) -> &'static str {
+        match self {
+            PetStatus::Available => "Available",
+            PetStatus::Pending => "Pending",
+            PetStatus::Sold => "Sold",
+        }
+    }
 }
 
 /// The enums of the API are read from their names as JSON strings and nothing else:
@@ -417,4 +426,74 @@ pub struct OrderCompletion {
 pub struct OrderFilter {
     pub complete: Option<bool>,
     pub pet_id: Option<i64>,
+}
+
+/// Where an order stands, as the storefront shows it (the API shows no cancelled ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OrderState {
+    Open,
+    Completed,
+    Cancelled,
+}
+
+impl OrderState {
+    pub const ALL: [OrderState; 3] = [OrderState::Open, OrderState::Completed, OrderState::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderState::Open => "open",
+            OrderState::Completed => "completed",
+            OrderState::Cancelled => "cancelled",
+        }
+    }
+
+    /// The word people read (the badges and the filter use it alike).
+    pub fn label(self) -> &'static str {
+        match self {
+            OrderState::Open => "Open",
+            OrderState::Completed => "Completed",
+            OrderState::Cancelled => "Cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<OrderState> {
+        OrderState::ALL.into_iter().find(|state| state.as_str() == text)
+    }
+}
+
+/// The storefront's order history filters: a state, and the pet's name (contains,
+/// case-insensitively).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OrderHistoryFilter {
+    pub state: Option<OrderState>,
+    pub pet: Option<String>,
+}
+
+/// An order as the storefront lists it: with its pet's name (while the pet exists),
+/// when it was placed (RFC 3339, UTC) and where it stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrderView {
+    pub order: Order,
+    pub pet_name: Option<String>,
+    pub placed_at: String,
+    pub state: OrderState,
+}
+
+impl OrderView {
+    /// "2 × Misty", or the pet's id once the pet is gone.
+    pub fn what(&self) -> String {
+        match &self.pet_name {
+            Some(name) => format!("{} × {name}", self.order.quantity),
+            None => format!("{} × pet {}", self.order.quantity, self.order.pet_id),
+        }
+    }
+}
+
+/// What cancelling did: the order as it stands now, and whether it had already been
+/// cancelled before (a repeated cancel is not an error in the storefront).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cancellation {
+    pub order: OrderView,
+    pub already: bool,
 }

@@ -40,6 +40,8 @@ struct ModelOrder {
 struct Model {
     pets: BTreeMap<i64, (PetStatus, i64)>,
     orders: BTreeMap<i64, ModelOrder>,
+    /// Cancelled orders: gone from the listing; cancelling one again changes nothing.
+    cancelled: std::collections::BTreeSet<i64>,
 }
 
 impl Model {
@@ -62,11 +64,15 @@ impl Model {
     }
 
     fn cancel(&mut self, id: i64) -> Result<(), ErrorCode> {
+        if self.cancelled.contains(&id) {
+            return Ok(());
+        }
         let order = *self.orders.get(&id).ok_or(ErrorCode::NotFound)?;
         if order.complete {
             return Err(ErrorCode::OrderCompleted);
         }
         self.orders.remove(&id);
+        self.cancelled.insert(id);
         let (status, stock) = self.pets[&order.pet];
         let stock = stock + order.quantity;
         let status = if status == Pending && stock > 0 { Available } else { status };

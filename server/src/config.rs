@@ -5,7 +5,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use app::services::access::TrustedProxies;
 use app::services::limits::BanPolicy;
+use ipnet::IpNet;
 use clap::{Args, ValueEnum};
 use time::{Date, Month, OffsetDateTime};
 
@@ -55,6 +57,15 @@ pub struct Settings {
     #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
     pub request_timeout: u64,
+    /// Proxies whose X-Forwarded-For names the client (comma-separated networks, such as
+    /// 10.0.0.0/8,::1); by default none, and the TCP peer is the client
+    #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = TrustedProxies::parse_network,
+          global = true)]
+    pub trusted_proxies: Vec<IpNet>,
+    /// The address the store is reached at, such as https://shop.example; with https the
+    /// session cookie is Secure and __Host- prefixed (set it behind a TLS proxy)
+    #[arg(long, env = "PETSTORE_PUBLIC_URL", value_parser = parse_public_url, global = true)]
+    pub public_url: Option<String>,
     /// For `make bench` only: also serve the bare ceiling route on this address
     #[arg(long, env = "PETSTORE_BENCH_CEILING_ADDR", hide = true, global = true)]
     pub bench_ceiling_addr: Option<SocketAddr>,
@@ -74,8 +85,19 @@ pub struct Config {
     pub bans: BanPolicy,
     /// Longest a request may take, reading its body included.
     pub request_timeout: Duration,
+    /// Whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: TrustedProxies,
+    /// Scheme and host the store is reached at (`https://shop.example`), when set.
+    pub public_url: Option<String>,
     /// Where to serve the benchmark's bare ceiling route (`ops::ceiling`), if anywhere.
     pub bench_ceiling_addr: Option<SocketAddr>,
+}
+
+impl Config {
+    /// Whether browsers reach the store over HTTPS (so cookies may be `Secure`).
+    pub fn is_https(&self) -> bool {
+        self.public_url.as_deref().is_some_and(|url| url.starts_with("https://"))
+    }
 }
 
 impl Default for Config {
@@ -89,6 +111,8 @@ impl Default for Config {
             sunset: midnight(2027, Month::June, 30),
             bans: BanPolicy::default(),
             request_timeout: Duration::from_secs(30),
+            trusted_proxies: TrustedProxies::default(),
+            public_url: None,
             bench_ceiling_addr: None,
         }
     }
@@ -105,6 +129,8 @@ impl From<Settings> for Config {
             sunset: settings.sunset_date,
             bans: BanPolicy { after_refusals: settings.ban_after, seconds: settings.ban_minutes * 60 },
             request_timeout: Duration::from_secs(settings.request_timeout),
+            trusted_proxies: TrustedProxies::new(settings.trusted_proxies),
+            public_url: settings.public_url,
             bench_ceiling_addr: settings.bench_ceiling_addr,
         }
     }
@@ -120,6 +146,17 @@ pub fn parse_date(raw: &str) -> Result<OffsetDateTime, String> {
     Date::parse(raw, &format)
         .map(|date| date.midnight().assume_utc())
         .map_err(|e| format!("expected a date like 2027-06-30 ({e})"))
+}
+
+/// `https://shop.example` or `http://localhost:3000`: a scheme and a host (and port),
+/// nothing after them; kept without a trailing slash.
+pub fn parse_public_url(raw: &str) -> Result<String, String> {
+    let url = raw.trim().trim_end_matches('/');
+    let host = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(['/', '?', '#', '@', ' ']) => Ok(url.to_owned()),
+        _ => Err(format!("expected a scheme and host like https://shop.example, got {raw:?}")),
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +206,8 @@ mod tests {
             "--ban-after=3",
             "--ban-minutes=2",
             "--request-timeout=5",
+            "--trusted-proxies=10.0.0.0/8,::1",
+            "--public-url=https://shop.example/",
         ])
         .unwrap();
         assert_eq!(config.addr, Some("0.0.0.0:8080".parse().unwrap()));
@@ -178,11 +217,26 @@ mod tests {
         assert_eq!(config.sunset, midnight(2028, Month::January, 2));
         assert_eq!(config.bans, BanPolicy { after_refusals: 3, seconds: 120 });
         assert_eq!(config.request_timeout, Duration::from_secs(5));
+        assert_eq!(
+            config.trusted_proxies,
+            TrustedProxies::new(["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()])
+        );
+        assert_eq!(config.public_url.as_deref(), Some("https://shop.example"));
+        assert!(config.is_https());
     }
 
     #[test]
     fn bad_values_are_refused_with_the_flag_named() {
-        for bad in ["--ban-after=0", "--ban-minutes=-1", "--sunset-date=tomorrow", "--demo-data=maybe", "--addr=x"] {
+        for bad in [
+            "--ban-after=0",
+            "--ban-minutes=-1",
+            "--sunset-date=tomorrow",
+            "--demo-data=maybe",
+            "--addr=x",
+            "--trusted-proxies=10.0.0.0/40",
+            "--public-url=shop.example",
+            "--public-url=https://shop.example/store",
+        ] {
             let err = parse(&[bad]).err().unwrap_or_else(|| panic!("{bad} was accepted")).to_string();
             let flag = bad.split('=').next().unwrap();
             assert!(err.contains(flag), "{bad}: {err}");

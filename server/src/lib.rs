@@ -10,9 +10,11 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use app::db::Pool;
-use app::services::auth::Authenticator;
+use app::services::Services;
+use app::services::access::Access;
 use app::services::clock::Clock;
 use app::services::limits::RateLimiter;
+use app::services::sessions::SessionCookie;
 use app::services::traffic::Traffic;
 use axum::Router;
 use leptos::prelude::*;
@@ -58,8 +60,9 @@ pub struct Shared {
     pub pool: Pool,
     pub config: Arc<Config>,
     pub clock: Clock,
-    pub auth: Authenticator,
-    pub limiter: Arc<RateLimiter>,
+    /// Authentication, limits and bans: the gate every surface shares.
+    pub access: Access,
+    pub session_cookie: SessionCookie,
     /// The last hour's API requests per minute, for the staff dashboard.
     pub traffic: Arc<Traffic>,
     /// What every answer of the deprecated `GET /pets/{petId}` carries.
@@ -83,8 +86,8 @@ impl AppState {
         let limiter = RateLimiter::load(clock.clone(), config.bans, &pool).await?;
         tokio::spawn(app::db::watch_catalog(pool.clone()));
         Ok(AppState(Arc::new(Shared {
-            auth: Authenticator::new(pool.clone(), clock.clone()),
-            limiter: Arc::new(limiter),
+            access: Access::new(pool.clone(), clock.clone(), Arc::new(limiter), config.trusted_proxies.clone()),
+            session_cookie: SessionCookie { secure: config.is_https() },
             traffic: Arc::new(Traffic::new(clock.clone())),
             deprecation: api::pets::DeprecationHeaders::new(&config),
             openapi_json: api::openapi::document_json(&config),
@@ -92,6 +95,18 @@ impl AppState {
             config: Arc::new(config),
             clock,
         })))
+    }
+
+    /// What the storefront's server functions and pages get as their context.
+    pub fn services(&self, reference: Arc<app::reference::ApiReference>) -> Services {
+        Services {
+            pool: self.pool.clone(),
+            clock: self.clock.clone(),
+            access: self.access.clone(),
+            traffic: self.traffic.clone(),
+            session_cookie: self.session_cookie,
+            reference,
+        }
     }
 }
 
@@ -103,36 +118,31 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
     // What server functions and pages find with `use_context` (the 404 page included,
     // whose header asks who is signed in).
     let provide = {
-        let context = (
-            state.pool.clone(),
-            state.auth.clone(),
-            state.clock.clone(),
-            state.limiter.clone(),
-            state.traffic.clone(),
-            reference,
-        );
+        let services = state.services(reference);
+        let flash_cookie = app::server_fns::flash::FlashCookie { secure: state.config.is_https() };
         move || {
-            // The nonce the security layer will name in the page's policy.
-            if let Some(nonce) =
-                use_context::<axum::http::request::Parts>().as_ref().and_then(ops::security::page_nonce)
-            {
-                provide_context(nonce);
+            if let Some(parts) = use_context::<axum::http::request::Parts>() {
+                // The nonce the security layer will name in the page's policy.
+                if let Some(nonce) = ops::security::page_nonce(&parts) {
+                    provide_context(nonce);
+                }
+                // What a form sent without JavaScript did (`ops::forms`), for its page.
+                if let Some(flash) = flash_cookie.read(&parts.headers) {
+                    provide_context(flash);
+                }
             }
-            provide_context(context.0.clone());
-            provide_context(context.1.clone());
-            provide_context(context.2.clone());
-            provide_context(context.3.clone());
-            provide_context(context.4.clone());
-            provide_context(context.5.clone());
+            provide_context(services.clone());
         }
     };
-    let request_timeout = state.config.request_timeout;
     let pages = Router::new()
         .leptos_routes_with_context(&leptos_options, routes, provide.clone(), {
             let leptos_options = leptos_options.clone();
             move || app::shell(leptos_options.clone())
         })
-        .layer(axum::middleware::from_fn_with_state(pages::PageCache::new(state.pool.clone()), pages::serve_kept));
+        .layer(axum::middleware::from_fn_with_state(
+            pages::PageCache::new(state.pool.clone(), state.config.is_https()),
+            pages::serve_kept,
+        ));
     // Each of the site's routes tells the metrics which it is (`ops::EveryRequest`
     // counts every answer; it knows the API's routes from their paths).
     let site = Router::new()
@@ -143,7 +153,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
         .with_state(leptos_options);
     // The API answers everything under /api, in JSON (never with the storefront's
     // HTML 404 page).
-    ops::wrap(api::in_front_of(api::service(state), site), request_timeout)
+    ops::wrap(api::in_front_of(api::service(state.clone()), site), &state.config)
 }
 
 /// The pages' routes, found once per process by rendering the app without data. While

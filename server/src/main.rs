@@ -197,9 +197,9 @@ async fn serve(config: Config) -> Result<(), String> {
 
     let bench_ceiling = config.bench_ceiling_addr;
     let state = AppState::new(pool.clone(), config, clock).await.map_err(|e| e.message)?;
-    let flusher = state.limiter.clone().spawn_flusher(pool.clone());
+    let flusher = state.access.limiter.clone().spawn_flusher(pool.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
-    let limiter = state.limiter.clone();
+    let limiter = state.access.limiter.clone();
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("binding {addr}: {e}"))?;
     // The bound address, which differs from `addr` when its port is 0.

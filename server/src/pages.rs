@@ -9,15 +9,17 @@
 //! of its inline scripts (`ops::security`), so the page is kept cut where the nonce was
 //! and joined again with each request's own.
 //!
-//! Only a `GET` without a session cookie is served from here, and only a whole 200
-//! HTML page without `Set-Cookie` is kept: a signed-in visitor's page (its header names
-//! them), an error page and a redirect are rendered every time.
+//! Only a `GET` without a session cookie (or a form's outcome, `ops::forms`) is served
+//! from here, and only a whole 200 HTML page without `Set-Cookie` is kept: a signed-in
+//! visitor's page (its header names them), an error page and a redirect are rendered
+//! every time.
 
 use std::sync::Arc;
 
 use app::db::Pool;
 use app::services::cache::ReadCache;
-use app::services::sessions;
+use app::server_fns::flash::FlashCookie;
+use app::services::sessions::SessionCookie;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -32,12 +34,25 @@ const PAGES_MAX: usize = 2_000;
 #[derive(Clone)]
 pub struct PageCache {
     pool: Pool,
+    session_cookie: SessionCookie,
+    flash_cookie: FlashCookie,
     pages: Arc<ReadCache<String, Arc<KeptPage>>>,
 }
 
 impl PageCache {
-    pub fn new(pool: Pool) -> PageCache {
-        PageCache { pool, pages: Arc::new(ReadCache::new(PAGES_MAX)) }
+    pub fn new(pool: Pool, secure_cookies: bool) -> PageCache {
+        PageCache {
+            pool,
+            session_cookie: SessionCookie { secure: secure_cookies },
+            flash_cookie: FlashCookie { secure: secure_cookies },
+            pages: Arc::new(ReadCache::new(PAGES_MAX)),
+        }
+    }
+
+    /// Whether the page for this request is the visitor's own: signed in, or showing
+    /// what a form they sent did.
+    fn personal(&self, headers: &HeaderMap) -> bool {
+        self.session_cookie.token_in_headers(headers).is_some() || self.flash_cookie.is_in(headers)
     }
 }
 
@@ -67,7 +82,13 @@ impl KeptPage {
 pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: Next) -> Response {
     let nonce = request.extensions().get::<Nonce>().cloned();
     let nonce = match nonce {
-        Some(nonce) if !nonce.is_empty() && request.method() == Method::GET && !signed_in(request.headers()) => nonce,
+        Some(nonce)
+            if !nonce.is_empty()
+                && request.method() == Method::GET
+                && !cache.personal(request.headers()) =>
+        {
+            nonce
+        }
         _ => return next.run(request).await,
     };
     let key = request.uri().to_string();
@@ -79,14 +100,6 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
         Ok(page) => page.response(&nonce),
         Err(not_kept) => not_kept,
     }
-}
-
-fn signed_in(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .any(|cookies| sessions::token_from_cookie_header(cookies).is_some())
 }
 
 /// The page to keep, or the response to send as it is.

@@ -224,7 +224,7 @@ async fn usage_and_bans_survive_a_restart() {
     for _ in 0..12 {
         app.request_as(Some(&hammered), Method::GET, FREE_PET_LIST, None).await;
     }
-    app.state.limiter.flush(&app.pool).await.unwrap();
+    app.state.access.limiter.flush(&app.pool).await.unwrap();
     let (dir, now) = (app.dir, app.now.clone());
     app.pool.close().await;
 

@@ -58,6 +58,12 @@ fn keys_create_prints_only_the_key_then_list_and_revoke() {
     assert!(stdout.contains("ci bot") && stdout.contains("admin") && stdout.contains("5000"), "{stdout}");
     assert!(!stdout.contains("psk_"), "no secrets in the list");
 
+    // The only admin key stays: staff would be locked out of the console.
+    let (ok, _, stderr) = run(&db, &["keys", "revoke", "1"]);
+    assert!(!ok);
+    assert!(stderr.contains("last active admin key"), "{stderr}");
+    let (ok, _, stderr) = run(&db, &["keys", "create", "--name", "second admin", "--role", "admin"]);
+    assert!(ok, "{stderr}");
     let (ok, _, stderr) = run(&db, &["keys", "revoke", "1"]);
     assert!(ok, "{stderr}");
     let (_, stdout, _) = run(&db, &["keys", "list"]);

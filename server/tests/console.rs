@@ -4,16 +4,12 @@
 mod common;
 
 use app::model::{Plan, Role};
-use app::services::sessions;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::{T0, TestApp};
+use common::TestApp;
 
-/// A browser session for a new key of this role, as its cookie header value.
 async fn session(app: &TestApp, role: Role) -> (i64, String) {
-    let (id, _) = app.key(role, Plan::Pro, None).await;
-    let token = sessions::start(&app.pool, T0, id).await.unwrap();
-    (id, format!("{}={token}", sessions::COOKIE))
+    app.session(role).await
 }
 
 /// Calls a server function as a browser form post would.

@@ -5,11 +5,10 @@
 
 mod common;
 
-use app::model::{Plan, Role};
-use app::services::sessions;
+use app::model::Role;
 use axum::body::Body;
 use axum::http::{Request, header};
-use common::{T0, TestApp};
+use common::TestApp;
 
 fn nonce_of(reply: &common::Reply) -> String {
     let csp = reply.header("content-security-policy").expect("a page has a CSP");
@@ -80,9 +79,8 @@ async fn a_signed_in_visitor_gets_a_page_of_their_own() {
     let anonymous = page(&app, "/", None).await;
     assert!(anonymous.text.contains("Sign in"));
 
-    let (id, _) = app.key(Role::Admin, Plan::Pro, None).await;
-    let token = sessions::start(&app.pool, T0, id).await.unwrap();
-    let cookie = format!("theme=dark; {}={token}", sessions::COOKIE);
+    let (_, session) = app.session(Role::Admin).await;
+    let cookie = format!("theme=dark; {session}");
     let signed_in = page(&app, "/", Some(&cookie)).await;
     assert!(signed_in.text.contains("Signed in (admin)"), "{}", signed_in.text);
 

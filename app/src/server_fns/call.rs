@@ -1,77 +1,79 @@
-//! What a server function needs from its request, read once, before its first `.await`.
+//! How a server function begins: `Call::admit()` reads what it needs from the request
+//! and passes it through the same gate as a REST request (`services::access`): the
+//! session's key (or, signed out, the client's address) is counted against its limits,
+//! and a ban refuses it. Then the function is a thin call into `services`.
+//!
+//! Called over HTTP (`/_app/…`, by the WASM or a plain form), a server function counts
+//! as one request. Called while the server renders a page (the page's data), it counts
+//! nothing, since loading a page is free; only a ban refuses it.
 //!
 //! Leptos finds contexts through the current reactive owner, and a server function's
 //! future is not always polled under it once it has awaited (the data of a lazily
 //! loaded route, when the app had them, was one such case: a context looked up after a
-//! database query came back missing). So every server function starts with
-//! `Call::new()`, which reads them all.
+//! database query came back missing). So `admit` reads them all before its first
+//! `.await`.
 
 use axum::http::{HeaderValue, header, request::Parts};
 use leptos::prelude::*;
 use leptos_axum::ResponseOptions;
 
-use crate::db::Pool;
 use crate::error::AppError;
 use crate::model::{Caller, Role};
-use crate::services::clock::Clock;
+use crate::services::Services;
+use crate::services::access::{ClientAddr, Counting, Credentials};
 use crate::services::{auth, sessions};
 
+use super::PREFIX;
+
 pub struct Call {
-    pub pool: Pool,
-    pub clock: Clock,
-    /// The browser's session token, if it sent one.
+    pub services: Services,
+    /// The signed-in caller, from the session cookie.
+    pub caller: Option<Caller>,
+    /// Where the request came from (see `access::TrustedProxies`).
+    pub client: ClientAddr,
+    /// The browser's session token, if it sent one that is live.
     token: Option<String>,
-    /// The TCP peer's address (no proxy headers are trusted).
-    pub ip: String,
     response: Option<ResponseOptions>,
 }
 
-/// A shared service the server put in the context (the limiter, the authenticator, …).
-pub fn service<T: Clone + Send + Sync + 'static>(what: &str) -> Result<T, AppError> {
-    use_context::<T>().ok_or_else(|| AppError::internal("server function", format!("no {what} in context")))
+impl std::ops::Deref for Call {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 impl Call {
-    pub fn new() -> Result<Call, AppError> {
-        let parts = use_context::<Parts>();
-        let token = parts
-            .as_ref()
-            .and_then(|parts| parts.headers.get(header::COOKIE)?.to_str().ok())
-            .and_then(sessions::token_from_cookie_header)
-            .map(str::to_owned);
-        let ip = parts
-            .as_ref()
-            .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
-            .map_or_else(|| "unknown".to_owned(), |info| info.0.ip().to_string());
-        Ok(Call {
-            pool: service::<Pool>("database pool")?,
-            clock: use_context::<Clock>().unwrap_or_default(),
-            token,
-            ip,
-            response: use_context::<ResponseOptions>(),
-        })
+    /// The request's caller, admitted by its limits (429 when over them or banned).
+    pub async fn admit() -> Result<Call, AppError> {
+        let services = use_context::<Services>()
+            .ok_or_else(|| AppError::internal("server function", "no services in the context"))?;
+        let response = use_context::<ResponseOptions>();
+        let Some(parts) = use_context::<Parts>() else {
+            return Err(AppError::internal("server function", "no request in the context"));
+        };
+        let token = services.session_cookie.token_in_headers(&parts.headers).map(str::to_owned);
+        let client = services.access.client(&parts.extensions, &parts.headers);
+        let counting = if parts.uri.path().starts_with(PREFIX) { Counting::Counted } else { Counting::BansOnly };
+        let credentials = token.as_deref().map_or(Credentials::Nothing, Credentials::Session);
+        let admitted = services.access.admit(credentials, client, counting).await.map_err(|refused| refused.error)?;
+        let caller = admitted.caller?;
+        Ok(Call { token: token.filter(|_| caller.is_some()), caller, client, services, response })
     }
 
     pub fn now(&self) -> i64 {
         self.clock.now()
     }
 
-    /// The signed-in caller, from the session cookie.
-    pub async fn caller(&self) -> Result<Option<Caller>, AppError> {
-        match &self.token {
-            Some(token) => sessions::caller(&self.pool, self.now(), token).await,
-            None => Ok(None),
-        }
-    }
-
     /// The signed-in caller if it has `role` (the REST API's rule), else 401 or 403.
-    pub async fn require(&self, role: Role) -> Result<Caller, AppError> {
-        auth::require(self.caller().await?, role)
+    pub fn require(&self, role: Role) -> Result<Caller, AppError> {
+        auth::require(self.caller, role)
     }
 
+    /// Signs this browser in as `key_id`, ending the session it had.
     pub async fn start_session(&self, key_id: i64) -> Result<(), AppError> {
-        let token = sessions::start(&self.pool, self.now(), key_id).await?;
-        self.set_cookie(&sessions::cookie(Some(&token)));
+        let token = sessions::start(&self.pool, self.now(), key_id, self.token.as_deref()).await?;
+        self.set_cookie(&self.session_cookie.set(Some(&token)));
         Ok(())
     }
 
@@ -79,8 +81,15 @@ impl Call {
         if let Some(token) = &self.token {
             sessions::end(&self.pool, token).await?;
         }
-        self.set_cookie(&sessions::cookie(None));
+        self.set_cookie(&self.session_cookie.set(None));
         Ok(())
+    }
+
+    /// The answer carries a secret (a new key): no cache may keep it.
+    pub fn no_store(&self) {
+        if let Some(response) = &self.response {
+            response.insert_header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        }
     }
 
     fn set_cookie(&self, value: &str) {

@@ -8,6 +8,6 @@ use crate::reference::ApiReference;
 
 #[server(prefix = "/_app", endpoint = "api_reference")]
 pub async fn load_api_reference() -> Result<ApiReference, AppError> {
-    let reference = super::call::service::<std::sync::Arc<ApiReference>>("API reference")?;
-    Ok(ApiReference::clone(&reference))
+    let call = super::call::Call::admit().await?;
+    Ok(ApiReference::clone(&call.reference))
 }

@@ -12,11 +12,15 @@ pub mod staff;
 
 pub use staff::*;
 
+/// Where the server functions are mounted (`#[server(prefix = …)]` of every one).
+pub const PREFIX: &str = "/_app/";
+
 /// Cards per catalog page.
 pub const CATALOG_PAGE_SIZE: u32 = 12;
 
 #[cfg(feature = "ssr")]
 pub(crate) mod call;
+pub mod flash;
 
 /// One page of the catalog. The arguments are the page's raw query values, so a bad
 /// one gets the same 422 message as on the REST API.
@@ -30,118 +34,107 @@ pub async fn catalog(
     use crate::services::{paging::PageRequest, pets, validate};
     let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?;
     let page = PageRequest { limit: CATALOG_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    pets::list_cards(&call::Call::new()?.pool, &filter, page).await
+    pets::list_cards(&call::Call::admit().await?.pool, &filter, page).await
 }
 
 #[server(prefix = "/_app", endpoint = "pet")]
 pub async fn pet(id: i64) -> Result<PetCard, AppError> {
-    crate::services::pets::card(&call::Call::new()?.pool, id).await
+    crate::services::pets::card(&call::Call::admit().await?.pool, id).await
 }
 
 #[server(prefix = "/_app", endpoint = "categories")]
 pub async fn categories() -> Result<Vec<CategorySummary>, AppError> {
-    crate::services::categories::summaries(&call::Call::new()?.pool).await
+    crate::services::categories::summaries(&call::Call::admit().await?.pool).await
 }
 
 /// Who is signed in on this browser, if anyone.
 #[server(prefix = "/_app", endpoint = "viewer")]
 pub async fn viewer() -> Result<Option<crate::model::Caller>, AppError> {
-    call::Call::new()?.caller().await
+    Ok(call::Call::admit().await?.caller)
 }
 
-/// Signs in with a key: checks it like the REST API does, then starts a session.
+/// Signs in with a key: checks it like the REST API does (a wrong one counts as a
+/// failed attempt from this address; a banned key cannot sign in), starts a session
+/// and goes back to `next`, the page the visitor came from (this site's own paths
+/// only), or the catalog.
 #[server(prefix = "/_app", endpoint = "sign_in")]
-pub async fn sign_in(key: String) -> Result<(), AppError> {
-    use crate::services::auth::{Authenticator, Presented};
+pub async fn sign_in(key: String, next: Option<String>) -> Result<(), AppError> {
+    let call = call::Call::admit().await?;
     let key = key.trim();
     if key.is_empty() {
         return Err(AppError::validation("key", "paste the API key you were given"));
     }
-    let call = call::Call::new()?;
-    let auth = call::service::<Authenticator>("authenticator")?;
-    let caller = auth.authenticate(Presented::Key(key)).await?.ok_or_else(crate::services::auth::invalid_key)?;
+    let caller = call.access.sign_in(key, call.client).await?;
     call.start_session(caller.key_id).await?;
-    leptos_axum::redirect("/");
+    leptos_axum::redirect(crate::ui::return_path(next.as_deref()));
     Ok(())
 }
 
-/// Signs up for a Free key (limited per IP, like `POST /api/v1/keys`) and signs in.
+/// Signs up for a Free key (limited per address, like `POST /api/v1/keys`) and signs in.
 #[server(prefix = "/_app", endpoint = "sign_up")]
 pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey, AppError> {
-    use crate::services::{keys, limits::RateLimiter};
-    let call = call::Call::new()?;
-    let limiter = call::service::<std::sync::Arc<RateLimiter>>("limiter")?;
+    let call = call::Call::admit().await?;
     let name = name.filter(|n| !n.trim().is_empty());
-    let created = keys::sign_up(&call.pool, &limiter, call.now(), &call.ip, crate::model::SignUp { name }).await?;
+    let request = crate::model::SignUp { name };
+    let created = crate::services::keys::sign_up(&call.pool, &call.access.limiter, call.now(), call.client, request).await?;
     call.start_session(created.key_info.id).await?;
+    call.no_store();
     Ok(created)
 }
 
+/// Signs out and goes back to `next` (as `sign_in`).
 #[server(prefix = "/_app", endpoint = "sign_out")]
-pub async fn sign_out() -> Result<(), AppError> {
-    call::Call::new()?.end_session().await?;
-    leptos_axum::redirect("/");
+pub async fn sign_out(next: Option<String>) -> Result<(), AppError> {
+    call::Call::admit().await?.end_session().await?;
+    leptos_axum::redirect(crate::ui::return_path(next.as_deref()));
     Ok(())
 }
 
-/// An order as the storefront lists it, with its pet's name.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct OrderView {
-    pub order: crate::model::Order,
-    pub pet_name: Option<String>,
-}
-
-/// Orders a pet as the signed-in shopper (the same service call as `POST /store/orders`).
+/// Orders a pet as the signed-in shopper (the same service call as `POST
+/// /store/orders`). The order form carries an idempotency key made when it was
+/// rendered, so a form sent twice (a double click, Back and send again) places one
+/// order and the repeat is answered with it, as the REST API answers a retry.
 #[server(prefix = "/_app", endpoint = "place_order")]
-pub async fn place_order(pet_id: i64, quantity: i64) -> Result<crate::model::Order, AppError> {
+pub async fn place_order(
+    pet_id: i64,
+    quantity: i64,
+    idempotency_key: Option<String>,
+) -> Result<crate::model::Order, AppError> {
     use crate::model::{NewOrder, Role};
-    let call = call::Call::new()?;
-    let caller = call.require(Role::Customer).await?;
-    crate::services::orders::place(&call.pool, call.now(), caller, NewOrder { pet_id, quantity, ship_date: None }, None)
-        .await
+    let call = call::Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    let order = NewOrder { pet_id, quantity, ship_date: None };
+    let idempotency_key = idempotency_key.filter(|key| !key.is_empty());
+    crate::services::orders::place(&call.pool, call.now(), caller, order, idempotency_key.as_deref()).await
 }
 
-/// The signed-in shopper's orders, or every order for staff, newest first; the
-/// filters are the raw values of `GET /store/orders`'s (`complete`, `petId`).
+/// Orders per page of the order history.
+pub const ORDERS_PAGE_SIZE: u32 = 20;
+
+/// The signed-in shopper's orders, or every order for staff: newest first, cancelled
+/// ones included (marked), one page at a time. The filters are the page's raw query
+/// values (`state`: open, completed or cancelled; `pet`: part of a pet's name).
 #[server(prefix = "/_app", endpoint = "orders")]
-pub async fn list_orders(complete: Option<String>, pet_id: Option<String>) -> Result<Vec<OrderView>, AppError> {
-    use crate::model::{PetFilter, Role};
-    use crate::services::{orders, paging::PageRequest, pets, validate};
-    let call = call::Call::new()?;
-    let caller = call.require(Role::Customer).await?;
-    let filter = validate::order_filter(complete.as_deref(), pet_id.as_deref())?;
-    let pool = &call.pool;
-    let mut page = PageRequest { limit: 100, after: 0 };
-    let mut views = Vec::new();
-    loop {
-        let found = orders::list(pool, caller, &filter, page).await?;
-        // One query for the names of this page's pets (at most 100 ids, the filter's cap).
-        let mut ids: Vec<i64> = found.items.iter().map(|order| order.pet_id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let names = if ids.is_empty() {
-            Vec::new()
-        } else {
-            let filter = PetFilter { ids: Some(ids), ..PetFilter::default() };
-            pets::list(pool, &filter, PageRequest { limit: 100, after: 0 }).await?.items
-        };
-        for order in &found.items {
-            let pet_name = names.iter().find(|pet| pet.id == order.pet_id).map(|pet| pet.name.clone());
-            views.push(OrderView { order: order.clone(), pet_name });
-        }
-        match (found.next_cursor, found.items.last()) {
-            (Some(_), Some(last)) => page.after = last.id,
-            _ => break,
-        }
-    }
-    views.reverse();
-    Ok(views)
+pub async fn list_orders(
+    state: Option<String>,
+    pet: Option<String>,
+    cursor: Option<String>,
+) -> Result<Page<crate::model::OrderView>, AppError> {
+    use crate::model::Role;
+    use crate::services::{orders, paging::PageRequest, validate};
+    let call = call::Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    let filter = validate::order_history_filter(state.as_deref(), pet.as_deref())?;
+    let page = PageRequest { limit: ORDERS_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
+    orders::history(&call.pool, caller, &filter, page).await
 }
 
+/// Cancels an order (a shopper's own; staff any). Cancelling one that is already
+/// cancelled is answered with it, not refused (a second click, a second tab).
 #[server(prefix = "/_app", endpoint = "cancel_order")]
-pub async fn cancel_order(id: i64) -> Result<(), AppError> {
-    let call = call::Call::new()?;
-    let caller = call.require(crate::model::Role::Customer).await?;
+pub async fn cancel_order(id: i64) -> Result<crate::model::Cancellation, AppError> {
+    let call = call::Call::admit().await?;
+    let caller = call.require(crate::model::Role::Customer)?;
     crate::services::orders::cancel(&call.pool, call.now(), caller, id).await
 }
 
@@ -149,8 +142,8 @@ pub async fn cancel_order(id: i64) -> Result<(), AppError> {
 #[server(prefix = "/_app", endpoint = "complete_order")]
 pub async fn complete_order(id: i64) -> Result<crate::model::Order, AppError> {
     use crate::model::{OrderCompletion, Role};
-    let call = call::Call::new()?;
-    let caller = call.require(Role::Admin).await?;
+    let call = call::Call::admit().await?;
+    let caller = call.require(Role::Admin)?;
     let completion = OrderCompletion { complete: true, ship_date: None };
     crate::services::orders::complete(&call.pool, call.now(), caller, id, completion).await
 }

@@ -8,7 +8,7 @@ use crate::error::AppError;
 use crate::model::{ApiKey, Category, CreatedApiKey, Page, Pet, PetCard, StatusStock, TrafficSeries};
 
 #[cfg(feature = "ssr")]
-use super::call::{Call, service};
+use super::call::Call;
 
 /// Rows per page of the inventory table.
 pub const INVENTORY_PAGE_SIZE: u32 = 100;
@@ -36,17 +36,18 @@ pub struct Dashboard {
     pub busiest: Vec<TrafficSeries>,
 }
 
-/// The call, once its session is known to be an admin's.
+/// The call, once admitted and its session known to be an admin's.
 #[cfg(feature = "ssr")]
-async fn staff(call: Call) -> Result<Call, AppError> {
-    call.require(crate::model::Role::Admin).await?;
+async fn staff() -> Result<Call, AppError> {
+    let call = Call::admit().await?;
+    call.require(crate::model::Role::Admin)?;
     Ok(call)
 }
 
 /// A form's id field: a positive integer, or a validation error naming `field`.
 #[cfg(feature = "ssr")]
 fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
-    raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| AppError::validation(field, "choose one"))
+    raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| AppError::validation(field, "must be chosen"))
 }
 
 /// A form's whole number in `min..=max`, or a validation error naming `field`.
@@ -68,11 +69,10 @@ fn form_name<T: serde::de::DeserializeOwned>(field: &str, raw: &str) -> Result<T
 
 #[server(prefix = "/_app", endpoint = "staff_dashboard")]
 pub async fn load_dashboard() -> Result<Dashboard, AppError> {
-    use crate::services::{dashboard, keys, traffic::Traffic};
-    let traffic = service::<std::sync::Arc<Traffic>>("traffic")?;
-    let call = staff(Call::new()?).await?;
+    use crate::services::{dashboard, keys};
+    let call = staff().await?;
     let (pool, now) = (&call.pool, call.now());
-    let (api, mut busiest) = traffic.last_hour(BUSIEST_KEYS);
+    let (api, mut busiest) = call.traffic.last_hour(BUSIEST_KEYS);
     for series in &mut busiest {
         if let Some(id) = series.key_id {
             series.label = match keys::get(pool, id).await {
@@ -101,7 +101,7 @@ pub async fn save_pet(
 ) -> Result<Pet, AppError> {
     use crate::model::NewPet;
     use crate::services::pets;
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     let status = status.filter(|s| !s.is_empty()).map(|s| form_name("status", &s)).transpose()?;
     let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status };
     match id {
@@ -112,7 +112,7 @@ pub async fn save_pet(
 
 #[server(prefix = "/_app", endpoint = "staff_delete_pet")]
 pub async fn delete_pet(id: i64) -> Result<(), AppError> {
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     crate::services::pets::delete(&call.pool, id).await?;
     leptos_axum::redirect("/admin/pets");
     Ok(())
@@ -123,7 +123,7 @@ pub async fn delete_pet(id: i64) -> Result<(), AppError> {
 pub async fn save_category(id: Option<i64>, name: String, description: Option<String>) -> Result<Category, AppError> {
     use crate::model::NewCategory;
     use crate::services::categories;
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     let new = NewCategory { name, description: description.filter(|d| !d.trim().is_empty()) };
     match id {
         Some(id) => categories::replace(&call.pool, id, new).await,
@@ -133,7 +133,7 @@ pub async fn save_category(id: Option<i64>, name: String, description: Option<St
 
 #[server(prefix = "/_app", endpoint = "staff_delete_category")]
 pub async fn delete_category(id: i64) -> Result<(), AppError> {
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     crate::services::categories::delete(&call.pool, id).await
 }
 
@@ -142,7 +142,7 @@ pub async fn delete_category(id: i64) -> Result<(), AppError> {
 pub async fn inventory(cursor: Option<String>) -> Result<Page<PetCard>, AppError> {
     use crate::model::PetFilter;
     use crate::services::{paging::PageRequest, pets};
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     let page = PageRequest { limit: INVENTORY_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
     pets::list_cards(&call.pool, &PetFilter::default(), page).await
 }
@@ -151,7 +151,7 @@ pub async fn inventory(cursor: Option<String>) -> Result<Page<PetCard>, AppError
 #[server(prefix = "/_app", endpoint = "staff_set_stock")]
 pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::InventoryItem, AppError> {
     use crate::model::InventoryUpdate;
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     let quantity = form_number("quantity", &quantity, 0, 1_000_000)?;
     crate::services::inventory::set(&call.pool, pet_id, InventoryUpdate { quantity }).await
 }
@@ -159,13 +159,12 @@ pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::In
 /// Every key with today's usage.
 #[server(prefix = "/_app", endpoint = "admin_keys")]
 pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
-    use crate::services::{keys, limits::RateLimiter};
-    let limiter = service::<std::sync::Arc<RateLimiter>>("limiter")?;
-    let call = staff(Call::new()?).await?;
+    use crate::services::{access::Subject, keys};
+    let call = staff().await?;
     let rows = keys::list_all(&call.pool).await?;
     Ok(rows
         .iter()
-        .map(|row| KeyUsage { key: row.to_api(), used_today: limiter.used_today(&format!("key:{}", row.id)) })
+        .map(|row| KeyUsage { key: row.to_api(), used_today: call.access.limiter.used_today(&Subject::Key(row.id).id()) })
         .collect())
 }
 
@@ -179,7 +178,7 @@ pub async fn create_key(
     per_day: Option<String>,
 ) -> Result<CreatedApiKey, AppError> {
     use crate::model::{Limits, NewApiKey, Plan};
-    let call = staff(Call::new()?).await?;
+    let call = staff().await?;
     let plan: Plan = form_name("plan", &plan)?;
     let limits = if plan == Plan::Enterprise {
         let per_minute = form_number("perMinute", per_minute.as_deref().unwrap_or(""), 1, u32::MAX.into())?;
@@ -189,14 +188,14 @@ pub async fn create_key(
         None
     };
     let new = NewApiKey { name, role: form_name("role", &role)?, plan, limits };
-    crate::services::keys::create(&call.pool, call.now(), new).await
+    let created = crate::services::keys::create(&call.pool, call.now(), new).await?;
+    call.no_store();
+    Ok(created)
 }
 
 /// Revokes a key: its next API call fails and its browser sessions end.
 #[server(prefix = "/_app", endpoint = "staff_revoke_key")]
 pub async fn revoke_key(id: i64) -> Result<ApiKey, AppError> {
-    use crate::services::auth::Authenticator;
-    let auth = service::<Authenticator>("authenticator")?;
-    staff(Call::new()?).await?;
-    Ok(auth.revoke(id).await?.to_api())
+    let call = staff().await?;
+    Ok(call.access.auth.revoke(id).await?.to_api())
 }

@@ -13,7 +13,8 @@ use crate::db::Pool;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
 use crate::services::clock::rfc3339;
-use crate::services::limits::{RateLimiter, Verdict};
+use crate::services::access::{self, ClientAddr, Subject};
+use crate::services::limits::RateLimiter;
 use crate::services::paging::PageRequest;
 use crate::services::validate;
 
@@ -105,32 +106,18 @@ pub async fn create(pool: &Pool, now: i64, new: NewApiKey) -> AppResult<CreatedA
 /// Sign-ups one client IP may make: 5 a minute, 20 a day.
 pub const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
 
-/// Self-service sign-up (REST and storefront): a Free customer key, limited per IP.
+/// Self-service sign-up (REST and storefront): a Free customer key, limited per client
+/// address (besides the limits of the request itself).
 pub async fn sign_up(
     pool: &Pool,
     limiter: &RateLimiter,
     now: i64,
-    client_ip: &str,
+    client: ClientAddr,
     request: SignUp,
 ) -> AppResult<CreatedApiKey> {
     let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
-    match limiter.check(&format!("signup:{client_ip}"), SIGN_UPS_PER_IP) {
-        Verdict::Allowed(_) => {}
-        Verdict::Limited { retry_after, .. } => {
-            return Err(AppError::too_many(
-                ErrorCode::RateLimited,
-                format!("too many sign-ups from this address; retry in {retry_after} s"),
-                retry_after,
-            ));
-        }
-        Verdict::Banned { retry_after, .. } => {
-            return Err(AppError::too_many(
-                ErrorCode::TemporarilyBanned,
-                format!("sign-ups from this address are banned for another {retry_after} s"),
-                retry_after,
-            ));
-        }
-    }
+    let verdict = limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP);
+    access::decide(verdict, "sign-ups from this address").map_err(|refused| refused.error)?;
     let limits = Plan::Free.limits().expect("Free has fixed limits");
     insert(pool, now, &name.text, Role::Customer, Plan::Free, limits).await
 }
@@ -199,17 +186,35 @@ pub async fn list_all(pool: &Pool) -> AppResult<Vec<KeyRow>> {
 }
 
 /// Revokes a key (idempotent: a revoked key keeps its first revocation time) and ends
-/// its browser sessions.
+/// its browser sessions. The last active admin key is never revoked (409
+/// `last_admin_key`): the staff would be locked out of the console and the API's admin
+/// operations, with only the CLI on the server's machine to let them back in.
 pub async fn revoke(pool: &Pool, now: i64, id: i64) -> AppResult<KeyRow> {
     let mut tx = crate::db::begin_write(pool).await?;
-    let updated = sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?")
+    let found: Option<(Role, Option<i64>)> = sqlx::query_as("SELECT role, revoked_at FROM api_keys WHERE id = ?")
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let Some((role, revoked_at)) = found else { return Err(AppError::not_found("key", id)) };
+    if role == Role::Admin && revoked_at.is_none() {
+        let other_admins: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL AND id != ?",
+        )
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if other_admins == 0 {
+            return Err(AppError::conflict(
+                ErrorCode::LastAdminKey,
+                format!("key {id} is the last active admin key; create another admin key before revoking it"),
+            ));
+        }
+    }
+    sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?")
         .bind(now)
         .bind(id)
         .execute(&mut *tx)
         .await?;
-    if updated.rows_affected() == 0 {
-        return Err(AppError::not_found("key", id));
-    }
     sqlx::query("DELETE FROM sessions WHERE key_id = ?").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
     get(pool, id).await

@@ -96,8 +96,14 @@ impl Usage {
         ((i64::from(limits.per_minute) - self.minute_count).max(0), (i64::from(limits.per_day) - self.day_count).max(0))
     }
 
-    /// The binding window: fewer remaining wins, ties go to the minute.
-    fn window(&self, limits: Limits) -> WindowState {
+    /// The binding window: fewer remaining wins, ties go to the minute. During a ban,
+    /// none remain until the ban ends (so that a client waiting for `X-RateLimit-Reset`
+    /// waits as long as `Retry-After` says).
+    fn window(&self, limits: Limits, now: i64) -> WindowState {
+        if self.banned_until > now {
+            let limit = if self.day_count >= i64::from(limits.per_day) { limits.per_day } else { limits.per_minute };
+            return WindowState { limit, remaining: 0, reset: self.banned_until };
+        }
         let (minute_left, day_left) = self.remaining(limits);
         if day_left < minute_left {
             WindowState { limit: limits.per_day, remaining: day_left as u32, reset: self.day_start + DAY }
@@ -164,14 +170,14 @@ impl RateLimiter {
         usage.roll(now);
         if usage.banned_until > now {
             metrics::counter!("petstore_rate_limited_total", "code" => "temporarily_banned").increment(1);
-            return Verdict::Banned { window: usage.window(limits), retry_after: usage.banned_until - now };
+            return Verdict::Banned { window: usage.window(limits, now), retry_after: usage.banned_until - now };
         }
         usage.dirty = true;
         let (minute_left, day_left) = usage.remaining(limits);
         if minute_left > 0 && day_left > 0 {
             usage.minute_count += 1;
             usage.day_count += 1;
-            return Verdict::Allowed(usage.window(limits));
+            return Verdict::Allowed(usage.window(limits, now));
         }
         // Blocked until every exhausted window has ended.
         let mut blocked_until = 0;
@@ -189,12 +195,24 @@ impl RateLimiter {
             usage.banned_until = now + self.bans.seconds;
             metrics::counter!("petstore_bans_total").increment(1);
             metrics::counter!("petstore_rate_limited_total", "code" => "temporarily_banned").increment(1);
-            Verdict::Banned { window: usage.window(limits), retry_after: self.bans.seconds.max(1) }
+            Verdict::Banned { window: usage.window(limits, now), retry_after: self.bans.seconds.max(1) }
         } else {
             usage.refusals += 1;
             metrics::counter!("petstore_rate_limited_total", "code" => "rate_limited").increment(1);
-            Verdict::Limited { window: usage.window(limits), retry_after: (blocked_until - now).max(1) }
+            Verdict::Limited { window: usage.window(limits, now), retry_after: (blocked_until - now).max(1) }
         }
+    }
+
+    /// What [`check`](Self::check) would say of a banned subject, without counting
+    /// anything: for requests that only a ban refuses (rendering a page, a scrape).
+    pub fn peek(&self, subject: &str, limits: Limits) -> Verdict {
+        let now = self.clock.now();
+        let mut usage = self.usage.get(subject).map(|usage| *usage).unwrap_or_default();
+        usage.roll(now);
+        if usage.banned_until > now {
+            return Verdict::Banned { window: usage.window(limits, now), retry_after: usage.banned_until - now };
+        }
+        Verdict::Allowed(usage.window(limits, now))
     }
 
     /// How many subjects are banned right now (a scan: for the metrics, not hot paths).

@@ -1,6 +1,7 @@
 //! The service layer: every rule of contract.md lives here once. REST handlers and
 //! server functions both call these functions and nothing else touches SQL.
 
+pub mod access;
 pub mod auth;
 pub mod cache;
 pub mod categories;
@@ -17,3 +18,19 @@ pub mod rules;
 pub mod sessions;
 pub mod traffic;
 pub mod validate;
+
+use std::sync::Arc;
+
+/// What the server hands the storefront (one Leptos context, read by the server
+/// functions and pages): the same handles its REST handlers use.
+#[derive(Clone)]
+pub struct Services {
+    pub pool: crate::db::Pool,
+    pub clock: clock::Clock,
+    pub access: access::Access,
+    /// The last hour's API requests, for the staff dashboard.
+    pub traffic: Arc<traffic::Traffic>,
+    pub session_cookie: sessions::SessionCookie,
+    /// The `/docs` page's model of the OpenAPI document.
+    pub reference: Arc<crate::reference::ApiReference>,
+}

@@ -9,7 +9,10 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::db::{Pool, begin_write, write};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::model::{Caller, NewOrder, Order, OrderCompletion, OrderFilter, Page, Role};
+use crate::model::{
+    Caller, Cancellation, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState, OrderView, Page,
+    Role,
+};
 use crate::services::clock::rfc3339;
 use crate::services::inventory::{open_order_count, state_for_update, write_state};
 use crate::services::paging::PageRequest;
@@ -28,9 +31,23 @@ struct OrderRow {
     quantity: i64,
     ship_date: Option<String>,
     complete: bool,
+    created_at: i64,
+    cancelled_at: Option<i64>,
 }
 
 impl OrderRow {
+    fn state(&self) -> OrderState {
+        match (self.cancelled_at, self.complete) {
+            (Some(_), _) => OrderState::Cancelled,
+            (None, true) => OrderState::Completed,
+            (None, false) => OrderState::Open,
+        }
+    }
+
+    fn to_view(&self, pet_name: Option<String>) -> OrderView {
+        OrderView { order: self.to_api(), pet_name, placed_at: rfc3339(self.created_at), state: self.state() }
+    }
+
     fn to_api(&self) -> Order {
         Order {
             id: self.id,
@@ -42,7 +59,8 @@ impl OrderRow {
     }
 }
 
-const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete FROM orders";
+const COLUMNS: &str =
+    "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
 
 /// A ship date as given (RFC 3339 with an offset), kept in UTC.
 fn ship_date(field: &str, raw: &str) -> AppResult<String> {
@@ -212,20 +230,21 @@ async fn place_in(conn: &mut SqliteConnection, now: i64, caller: Caller, request
     })
 }
 
-/// An open or completed order the caller may see (customers: their own; others → 404).
-async fn visible(conn: &mut SqliteConnection, caller: Caller, id: i64) -> AppResult<OrderRow> {
-    let row: Option<OrderRow> =
-        sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ? AND cancelled_at IS NULL")))
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-    row.filter(|row| caller.role == Role::Admin || row.key_id == caller.key_id)
+/// An order the caller may see (customers: their own; others → 404). Cancelled orders
+/// are gone from the API; the storefront's history (`cancelled`) still shows them.
+async fn visible(conn: &mut SqliteConnection, caller: Caller, id: i64, cancelled: bool) -> AppResult<OrderRow> {
+    let row: Option<OrderRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.filter(|row| cancelled || row.cancelled_at.is_none())
+        .filter(|row| caller.role == Role::Admin || row.key_id == caller.key_id)
         .ok_or_else(|| AppError::not_found("order", id))
 }
 
 pub async fn get(pool: &Pool, caller: Caller, id: i64) -> AppResult<Order> {
     let mut conn = pool.acquire().await?;
-    Ok(visible(&mut conn, caller, id).await?.to_api())
+    Ok(visible(&mut conn, caller, id, false).await?.to_api())
 }
 
 /// A customer's own orders, or everyone's for an admin; newest last (by id).
@@ -247,10 +266,16 @@ pub async fn list(pool: &Pool, caller: Caller, filter: &OrderFilter, page: PageR
     Ok(Page { items: page.items.iter().map(OrderRow::to_api).collect(), next_cursor: page.next_cursor })
 }
 
-/// "cancel open order": its units go back to stock.
-pub async fn cancel(pool: &Pool, now: i64, caller: Caller, id: i64) -> AppResult<()> {
+/// "cancel open order": its units go back to stock. An order cancelled before is
+/// answered as it is (`already`), changing nothing; the REST API calls that a 404,
+/// since cancelled orders are gone from it, and the storefront says so in words.
+pub async fn cancel(pool: &Pool, now: i64, caller: Caller, id: i64) -> AppResult<Cancellation> {
     let mut tx = begin_write(pool).await?;
-    let order = visible(&mut tx, caller, id).await?;
+    let order = visible(&mut tx, caller, id, true).await?;
+    let pet_name = pet_name(&mut tx, order.pet_id).await?;
+    if order.cancelled_at.is_some() {
+        return Ok(Cancellation { order: order.to_view(pet_name), already: true });
+    }
     if order.complete {
         return Err(AppError::conflict(
             ErrorCode::OrderCompleted,
@@ -261,7 +286,62 @@ pub async fn cancel(pool: &Pool, now: i64, caller: Caller, id: i64) -> AppResult
     write_state(&mut tx, order.pet_id, current, rules::cancel_order(current, order.quantity)).await?;
     sqlx::query("UPDATE orders SET cancelled_at = ? WHERE id = ?").bind(now).bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
-    Ok(())
+    let cancelled = OrderRow { cancelled_at: Some(now), ..order };
+    Ok(Cancellation { order: cancelled.to_view(pet_name), already: false })
+}
+
+async fn pet_name(conn: &mut SqliteConnection, pet_id: i64) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT name FROM pets WHERE id = ?").bind(pet_id).fetch_optional(&mut *conn).await?)
+}
+
+/// The storefront's order history: a customer's own orders or, for an admin, everyone's,
+/// newest first, cancelled ones included, each with its pet's name; one page at a
+/// time, `page.after` (when not 0) being the last (oldest) order of the page before.
+pub async fn history(
+    pool: &Pool,
+    caller: Caller,
+    filter: &OrderHistoryFilter,
+    page: PageRequest,
+) -> AppResult<Page<OrderView>> {
+    #[derive(sqlx::FromRow)]
+    struct Listed {
+        #[sqlx(flatten)]
+        order: OrderRow,
+        pet_name: Option<String>,
+    }
+    let mut sql = QueryBuilder::<Sqlite>::new(
+        "SELECT o.id, o.pet_id, o.key_id, o.quantity, o.ship_date, o.complete, o.created_at, o.cancelled_at,
+                p.name AS pet_name
+         FROM orders o LEFT JOIN pets p ON p.id = o.pet_id WHERE 1 = 1",
+    );
+    if page.after > 0 {
+        sql.push(" AND o.id < ").push_bind(page.after);
+    }
+    if caller.role != Role::Admin {
+        sql.push(" AND o.key_id = ").push_bind(caller.key_id);
+    }
+    match filter.state {
+        None => {}
+        Some(OrderState::Open) => {
+            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 0");
+        }
+        Some(OrderState::Completed) => {
+            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 1");
+        }
+        Some(OrderState::Cancelled) => {
+            sql.push(" AND o.cancelled_at IS NOT NULL");
+        }
+    }
+    if let Some(pet) = filter.pet.as_deref() {
+        sql.push(" AND instr(p.name_key, ").push_bind(validate::fold(pet)).push(") > 0");
+    }
+    sql.push(" ORDER BY o.id DESC LIMIT ").push_bind(page.fetch_limit());
+    let rows: Vec<Listed> = sql.build_query_as().fetch_all(pool).await?;
+    let page = page.finish(rows, |row| row.order.id);
+    Ok(Page {
+        items: page.items.into_iter().map(|row| row.order.to_view(row.pet_name)).collect(),
+        next_cursor: page.next_cursor,
+    })
 }
 
 /// "complete order" (admin): marks it complete with its ship date; a pet with no stock
@@ -272,7 +352,7 @@ pub async fn complete(pool: &Pool, now: i64, caller: Caller, id: i64, completion
     }
     let given_ship_date = completion.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
     let mut tx = begin_write(pool).await?;
-    let order = visible(&mut tx, caller, id).await?;
+    let order = visible(&mut tx, caller, id, false).await?;
     if order.complete {
         return Err(AppError::conflict(ErrorCode::OrderCompleted, format!("order {id} is already completed")));
     }

@@ -9,14 +9,25 @@ use crate::services::keys::{self, KeyRow};
 
 /// How long a session lasts: 30 days.
 pub const SESSION_SECONDS: i64 = 30 * 86_400;
-pub const COOKIE: &str = "petstore_session";
+/// Sessions a key may have at once; signing in once more ends the oldest.
+pub const SESSIONS_PER_KEY: i64 = 10;
 
-/// Starts a session for a key (already authenticated by the caller); returns the token.
-pub async fn start(pool: &Pool, now: i64, key_id: i64) -> AppResult<String> {
+/// Starts a session for a key (already authenticated by the caller) and returns the
+/// token. `replacing` is the browser's current session, if it had one: it ends in the
+/// same transaction, so signing in again leaves one session per browser. Beyond
+/// [`SESSIONS_PER_KEY`] live sessions the oldest of the key's end.
+pub async fn start(pool: &Pool, now: i64, key_id: i64, replacing: Option<&str>) -> AppResult<String> {
     let token = keys::random_token::<32>()?;
     let token_hash = keys::hash(&token);
+    let replaced = replacing.map(keys::hash);
     write(pool, move |conn| {
         Box::pin(async move {
+            if let Some(replaced) = replaced {
+                sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+                    .bind(replaced.as_slice())
+                    .execute(&mut *conn)
+                    .await?;
+            }
             sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
                 .bind(token_hash.as_slice())
                 .bind(key_id)
@@ -24,6 +35,17 @@ pub async fn start(pool: &Pool, now: i64, key_id: i64) -> AppResult<String> {
                 .bind(now + SESSION_SECONDS)
                 .execute(&mut *conn)
                 .await?;
+            // The newest sessions stay (ties: the last inserted, by rowid).
+            sqlx::query(
+                "DELETE FROM sessions WHERE key_id = ?1 AND rowid NOT IN
+                   (SELECT rowid FROM sessions WHERE key_id = ?1 AND expires_at > ?2
+                    ORDER BY created_at DESC, rowid DESC LIMIT ?3)",
+            )
+            .bind(key_id)
+            .bind(now)
+            .bind(SESSIONS_PER_KEY)
+            .execute(&mut *conn)
+            .await?;
             Ok(())
         })
     })
@@ -59,21 +81,53 @@ pub async fn end(pool: &Pool, token: &str) -> AppResult<()> {
     .await
 }
 
-/// `Set-Cookie` for a new session (`token`) or for signing out (`None`).
-pub fn cookie(token: Option<&str>) -> String {
-    match token {
-        Some(token) => format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}"),
-        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"),
+/// The session cookie, as the store is served: over HTTPS (the `--public-url` setting
+/// says so) it is `Secure` and named with the `__Host-` prefix, which a browser accepts
+/// only from this exact origin over HTTPS, so that a sibling subdomain or a plain-HTTP
+/// page cannot plant a session of its choosing. Over plain HTTP (a developer's
+/// machine) neither would let the browser keep it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionCookie {
+    pub secure: bool,
+}
+
+impl SessionCookie {
+    pub fn name(self) -> &'static str {
+        if self.secure { "__Host-petstore_session" } else { "petstore_session" }
+    }
+
+    /// `Set-Cookie` for a new session (`token`) or for signing out (`None`).
+    pub fn set(self, token: Option<&str>) -> String {
+        let (value, max_age) = match token {
+            Some(token) => (token, SESSION_SECONDS),
+            None => ("", 0),
+        };
+        let secure = if self.secure { "; Secure" } else { "" };
+        format!("{}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}", self.name())
+    }
+
+    /// The session token in a `Cookie` header, if any.
+    pub fn token_in(self, header: &str) -> Option<&str> {
+        cookie_value(header, self.name())
+    }
+
+    /// The session token among a request's `Cookie` headers, if any.
+    pub fn token_in_headers(self, headers: &axum::http::HeaderMap) -> Option<&str> {
+        headers
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(|cookies| self.token_in(cookies))
     }
 }
 
-/// The session token in a `Cookie` header, if any.
-pub fn token_from_cookie_header(header: &str) -> Option<&str> {
+/// A cookie's value in a `Cookie` header (`None` when absent or empty).
+pub fn cookie_value<'h>(header: &'h str, name: &str) -> Option<&'h str> {
     header
         .split(';')
         .map(str::trim)
-        .find_map(|pair| pair.strip_prefix(COOKIE)?.strip_prefix('='))
-        .filter(|t| !t.is_empty())
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+        .filter(|value| !value.is_empty())
 }
 
 #[cfg(test)]
@@ -82,10 +136,24 @@ mod tests {
 
     #[test]
     fn cookie_round_trip() {
-        let set = cookie(Some("abc"));
-        assert!(set.contains("HttpOnly") && set.contains("SameSite=Lax"));
-        assert_eq!(token_from_cookie_header("a=1; petstore_session=abc; b=2"), Some("abc"));
-        assert_eq!(token_from_cookie_header("petstore_session="), None);
-        assert_eq!(token_from_cookie_header("other=1"), None);
+        let plain = SessionCookie::default();
+        let set = plain.set(Some("abc"));
+        assert!(set.starts_with("petstore_session=abc;") && set.contains("HttpOnly") && set.contains("SameSite=Lax"));
+        assert!(!set.contains("Secure"));
+        assert_eq!(plain.token_in("a=1; petstore_session=abc; b=2"), Some("abc"));
+        assert_eq!(plain.token_in("petstore_session="), None);
+        assert_eq!(plain.token_in("other=1"), None);
+        assert!(plain.set(None).contains("Max-Age=0"));
+    }
+
+    #[test]
+    fn over_https_the_cookie_is_host_prefixed_and_secure() {
+        let secure = SessionCookie { secure: true };
+        let set = secure.set(Some("abc"));
+        assert!(set.starts_with("__Host-petstore_session=abc;") && set.ends_with("; Secure"), "{set}");
+        assert!(set.contains("Path=/") && !set.contains("Domain"), "the prefix's rules: {set}");
+        // The unprefixed name (which a sibling subdomain could set) is not read.
+        assert_eq!(secure.token_in("petstore_session=planted"), None);
+        assert_eq!(secure.token_in("petstore_session=planted; __Host-petstore_session=mine"), Some("mine"));
     }
 }

@@ -127,6 +127,28 @@ pub fn order_filter(complete: Option<&str>, pet_id: Option<&str>) -> AppResult<c
     Ok(crate::model::OrderFilter { complete, pet_id })
 }
 
+/// Reads the storefront's order history filters (`state`, `pet`: a name to look for).
+pub fn order_history_filter(state: Option<&str>, pet: Option<&str>) -> AppResult<crate::model::OrderHistoryFilter> {
+    let state = match state.filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(
+            crate::model::OrderState::parse(raw)
+                .ok_or_else(|| AppError::validation("state", "must be one of open, completed, cancelled"))?,
+        ),
+    };
+    let pet = match pet.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(text) if text.chars().count() > QUERY_MAX_CHARS => {
+            return Err(AppError::validation("pet", format!("must be at most {QUERY_MAX_CHARS} characters")));
+        }
+        Some(text) => {
+            no_control_chars("pet", text)?;
+            Some(text.to_owned())
+        }
+    };
+    Ok(crate::model::OrderHistoryFilter { state, pet })
+}
+
 fn positive_int(field: &str, raw: &str) -> AppResult<i64> {
     match raw.parse::<i64>() {
         Ok(n) if n > 0 => Ok(n),

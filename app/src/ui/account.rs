@@ -2,37 +2,43 @@
 //! never goes into browser storage: the browser keeps only an HttpOnly session cookie.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 
-use super::widgets::ErrorNotice;
+use super::widgets::{ErrorNotice, flash};
+use crate::error::AppError;
 use crate::model::Caller;
 use crate::server_fns::{SignIn, SignOut, SignUp};
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
+    let next = leptos_router::hooks::use_query_map().with_untracked(|query| query.get("next"));
+    let sent = flash().and_then(|flash| flash.outcome_of::<SignIn>(None));
     view! {
-        <Title text="Sign in"/>
-        <SignInForm/>
+        <PageTitle text="Sign in"/>
+        <SignInForm next sent/>
     }
 }
 
-/// Once signed in, the server function sends the browser to the catalog.
+/// Once signed in, the server function sends the browser back to `next` (the page the
+/// visitor came from), or to the catalog. `sent` is a refusal of the form sent without
+/// JavaScript.
 #[island]
-fn SignInForm() -> impl IntoView {
+fn SignInForm(next: Option<String>, sent: Option<Result<(), AppError>>) -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
-    let result = sign_in.value();
+    let result = move || sign_in.value().get().or_else(|| sent.clone());
     view! {
         <section class="panel narrow">
             <h1>"Sign in"</h1>
             <p>"Paste your API key. The browser keeps only a session cookie, never the key."</p>
             <ActionForm action=sign_in attr:class="stacked">
+                {next.map(|next| view! { <input type="hidden" name="next" value=next/> })}
                 <label>
                     "API key"
                     <input type="password" name="key" autocomplete="off" required placeholder="psk_…"/>
                 </label>
                 <button type="submit">"Sign in"</button>
             </ActionForm>
-            {move || match result.get() {
+            {move || match result() {
                 Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
                 _ => ().into_any(),
             }}
@@ -44,7 +50,7 @@ fn SignInForm() -> impl IntoView {
 #[component]
 pub fn SignUpPage() -> impl IntoView {
     view! {
-        <Title text="Sign up"/>
+        <PageTitle text="Sign up"/>
         <SignUpForm/>
     }
 }
@@ -117,12 +123,14 @@ pub fn NewKey(key: String) -> impl IntoView {
     }
 }
 
-/// The header's sign-out button (a form, so it works without JavaScript too).
+/// The header's sign-out button (a form, so it works without JavaScript too); the
+/// browser comes back to `path`, the page it was on.
 #[component]
-pub fn SignOutButton() -> impl IntoView {
+pub fn SignOutButton(path: String) -> impl IntoView {
     let sign_out = ServerAction::<SignOut>::new();
     view! {
         <ActionForm action=sign_out attr:class="inline">
+            <input type="hidden" name="next" value=path/>
             <button type="submit" class="link">"Sign out"</button>
         </ActionForm>
     }

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_query_map;
 
 use super::widgets::{ErrorNotice, StatusBadge, query_string};
@@ -48,7 +48,7 @@ pub fn CatalogPage() -> impl IntoView {
     let category_list = data::resource(|| (), |_| categories());
 
     view! {
-        <Title text="Catalog"/>
+        <PageTitle text="Catalog"/>
         <h1>"Our pets"</h1>
         <Transition fallback=|| view! { <p class="loading">"Loading filters…"</p> }>
             {move || Suspend::new(async move {

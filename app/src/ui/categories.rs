@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 
 use super::widgets::ErrorNotice;
 use crate::server_fns::categories;
@@ -12,7 +12,7 @@ use crate::server_fns::categories;
 pub fn CategoriesPage() -> impl IntoView {
     let list = data::resource(|| (), |_| categories());
     view! {
-        <Title text="Categories"/>
+        <PageTitle text="Categories"/>
         <h1>"Categories"</h1>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {

@@ -17,6 +17,7 @@ mod catalog;
 mod categories;
 mod data;
 mod docs;
+pub mod messages;
 mod orders;
 mod pet;
 mod session;
@@ -82,7 +83,10 @@ pub fn App() -> impl IntoView {
                     <A href="/docs">"API docs"</A>
                     <Transition>
                         {move || Suspend::new(async move {
-                            let path = leptos_router::hooks::use_location().pathname.get_untracked();
+                            let location = leptos_router::hooks::use_location();
+                            let (page, query) = (location.pathname.get_untracked(), location.search.get_untracked());
+                            let query = query.trim_start_matches('?');
+                            let path = if query.is_empty() { page } else { format!("{page}?{query}") };
                             view! { <AccountNav caller=who.await.ok().flatten() path/> }
                         })}
                     </Transition>
@@ -120,12 +124,14 @@ pub fn App() -> impl IntoView {
 
 /// The header's account links: the caller's pages and a sign-out button, or the ways
 /// to sign in. An island, so that signing up shows its new session at once. `path` is
-/// the page's, to mark the link to it (as the router's links mark theirs).
+/// the page's (with its query), to mark the link to it (as the router's links mark
+/// theirs) and to come back to after signing in or out.
 #[island]
 fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
     let shown = session::shown(caller);
+    let page = path.split('?').next().unwrap_or_default().to_owned();
     let current = move |href: &str| {
-        let here = path == href || path.strip_prefix(href).is_some_and(|rest| rest.starts_with('/'));
+        let here = page == href || page.strip_prefix(href).is_some_and(|rest| rest.starts_with('/'));
         here.then_some("page")
     };
     move || {
@@ -136,11 +142,11 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
             </a>
             {(caller.role == Role::Admin).then(|| view! { <a href="/admin" aria-current=current("/admin")>"Staff"</a> })}
             <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
-            <SignOutButton/>
+            <SignOutButton path=path.clone()/>
         }
         .into_any(),
         None => view! {
-            <a href="/sign-in" aria-current=current("/sign-in")>"Sign in"</a>
+            <a href=sign_in_href(&path) aria-current=current("/sign-in")>"Sign in"</a>
             <a href="/sign-up" aria-current=current("/sign-up")>"Get a key"</a>
         }
         .into_any(),
@@ -148,14 +154,67 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
     }
 }
 
+/// Where to go back to after signing in or out: `next` when it is a path on this site
+/// (`/pets/3?x=1`), else the catalog. Anything that could lead off the site (`//evil`,
+/// `https://…`, a backslash, which browsers read as a slash) is refused, so the
+/// parameter cannot make the store an open redirect; so are the sign-in and sign-up
+/// pages themselves.
+pub fn return_path(next: Option<&str>) -> &str {
+    match next {
+        Some(path) if is_return_path(path) => path,
+        _ => "/",
+    }
+}
+
+fn is_return_path(path: &str) -> bool {
+    let page = path.split(['?', '#']).next().unwrap_or("");
+    is_local_path(path) && !matches!(page, "/sign-in" | "/sign-up")
+}
+
+/// Whether `path` is a path of this site that is safe to send a browser to (and to
+/// put in a header): absolute, not `//host`, visible ASCII without backslashes.
+pub fn is_local_path(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.starts_with("//")
+        && path.len() <= 2_000
+        && path.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
+}
+
+/// The sign-in page's address, coming back to `path` afterwards.
+pub fn sign_in_href(path: &str) -> String {
+    if path == "/" || !is_return_path(path) {
+        return "/sign-in".into();
+    }
+    format!("/sign-in?next={}", widgets::encode(path))
+}
+
 #[component]
 fn NotFound() -> impl IntoView {
     widgets::set_status_404();
     view! {
-        <Title text="Not found"/>
+        <widgets::PageTitle text="Not found"/>
         <section class="notice">
             <h1>"Page not found"</h1>
             <p>"There is nothing at this address. " <A href="/">"Back to the catalog"</A></p>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_sites_paths_are_returned_to() {
+        assert_eq!(return_path(Some("/pets/3?x=1")), "/pets/3?x=1");
+        assert_eq!(return_path(Some("/orders")), "/orders");
+        for bad in [None, Some(""), Some("pets/3"), Some("//evil.example/"), Some("https://evil.example/"),
+            Some("/\\evil.example"), Some("/ok\nSet-Cookie: x"), Some("/sign-in?next=/x"), Some("/sign-up")]
+        {
+            assert_eq!(return_path(bad), "/", "{bad:?}");
+        }
+        assert_eq!(sign_in_href("/pets/3"), "/sign-in?next=%2Fpets%2F3");
+        assert_eq!(sign_in_href("/"), "/sign-in");
+        assert_eq!(sign_in_href("/sign-up"), "/sign-in");
     }
 }

@@ -1,33 +1,59 @@
-//! "My orders" for shoppers, every order for staff: cancel an open one, and (staff)
-//! complete it. Stock and status on the catalog and pet pages follow at once, since
-//! they are read fresh from the same tables.
+//! "My orders" for shoppers, every order for staff: newest first, cancelled ones kept in
+//! their place and marked (so a row never moves under the pointer), cancelling behind a
+//! confirmation, and (staff) completing. Stock and status on the catalog and pet pages
+//! follow at once, since they are read fresh from the same tables.
 
 use leptos::prelude::*;
-
-use crate::ui::data;
-use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
-use super::widgets::{ErrorNotice, set_status};
-use crate::error::ErrorCode;
-use crate::model::{Caller, Role};
+use super::widgets::{Confirm, ErrorNotice, LocalTime, PageTitle, flash, query_string, set_status};
+use crate::error::{AppError, ErrorCode};
+use crate::model::{Cancellation, Caller, Order, OrderState, OrderView, Role};
 use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
+use crate::ui::data;
+
+/// The page's filters and page, as in its address (`?state=open&pet=rex&cursor=…`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct OrdersQuery {
+    state: Option<String>,
+    pet: Option<String>,
+    cursor: Option<String>,
+}
+
+impl OrdersQuery {
+    fn url(&self, path: &str, cursor: Option<String>) -> String {
+        let query = query_string([("state", self.state.clone()), ("pet", self.pet.clone()), ("cursor", cursor)]);
+        format!("{path}{query}")
+    }
+}
+
+/// What a cancel or complete sent without JavaScript did, for the list to say.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Sent {
+    Cancel(Result<Cancellation, AppError>),
+    Complete(Result<Order, AppError>),
+}
 
 #[component]
 pub fn OrdersPage() -> impl IntoView {
-    // Filters from the address (`?complete=false&petId=3`), as on `GET /store/orders`.
-    let query = use_query_map();
-    let (complete, pet_id) = query.with_untracked(|query| (query.get("complete"), query.get("petId")));
+    let query = use_query_map().with_untracked(|query| {
+        let get = |key: &str| query.get(key).filter(|value| !value.is_empty());
+        OrdersQuery { state: get("state"), pet: get("pet"), cursor: get("cursor") }
+    });
     let path = use_location().pathname.get_untracked();
     let who = data::resource(|| (), |_| viewer());
+    let sent = flash().and_then(|flash| {
+        let cancelled = flash.outcome_of_any::<CancelOrder>().map(|(_, outcome)| Sent::Cancel(outcome));
+        cancelled.or_else(|| flash.outcome_of_any::<CompleteOrder>().map(|(_, outcome)| Sent::Complete(outcome)))
+    });
     view! {
-        <Title text="Orders"/>
+        <PageTitle text="Orders"/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let (path, complete, pet_id) = (path.clone(), complete.clone(), pet_id.clone());
+                let (path, query, sent) = (path.clone(), query.clone(), sent.clone());
                 Suspend::new(async move {
                     let staff = matches!(who.await, Ok(Some(Caller { role: Role::Admin, .. })));
-                    view! { <Orders path filters=(complete, pet_id) staff/> }
+                    view! { <Orders path query staff sent/> }
                 })
             }}
         </Suspense>
@@ -36,78 +62,87 @@ pub fn OrdersPage() -> impl IntoView {
 
 /// The list and its actions: a cancelled or completed order changes in place.
 #[island]
-fn Orders(path: String, filters: (Option<String>, Option<String>), staff: bool) -> impl IntoView {
+fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> impl IntoView {
     let cancel = ServerAction::<CancelOrder>::new();
     let complete = ServerAction::<CompleteOrder>::new();
     let orders = data::resource(
         {
-            let filters = filters.clone();
-            move || (filters.clone(), cancel.version().get(), complete.version().get())
+            let query = query.clone();
+            move || (query.clone(), cancel.version().get(), complete.version().get())
         },
-        |((complete, pet_id), _, _)| list_orders(complete, pet_id),
+        |(query, _, _)| list_orders(query.state, query.pet, query.cursor),
     );
-    let failure = move || match (cancel.value().get(), complete.value().get()) {
-        (Some(Err(error)), _) | (_, Some(Err(error))) => Some(view! { <ErrorNotice error/> }),
-        _ => None,
+    // The last thing done here, in words: without JavaScript what the form sent did
+    // (the flash), with it each action's answer as it comes.
+    let said = RwSignal::new(sent);
+    Effect::new(move |_| {
+        if let Some(outcome) = cancel.value().get() {
+            said.set(Some(Sent::Cancel(outcome)));
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(outcome) = complete.value().get() {
+            said.set(Some(Sent::Complete(outcome)));
+        }
+    });
+    let said = move || {
+        said.get().map(|said| match said {
+            Sent::Cancel(Ok(cancellation)) => {
+                let order = &cancellation.order;
+                let text = if cancellation.already {
+                    format!("Order #{} ({}) was already cancelled.", order.order.id, order.what())
+                } else {
+                    format!("Cancelled order #{} ({}); its units are back in stock.", order.order.id, order.what())
+                };
+                view! { <p class="notice notice-success" role="status">{text}</p> }.into_any()
+            }
+            Sent::Complete(Ok(order)) => {
+                view! { <p class="notice notice-success" role="status">{format!("Completed order #{}.", order.id)}</p> }
+                    .into_any()
+            }
+            Sent::Cancel(Err(error)) | Sent::Complete(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
+        })
     };
 
     view! {
+        <h1>{if staff { "All orders" } else { "My orders" }}</h1>
+        <OrderFilters action=path.clone() query=query.clone()/>
+        <div aria-live="polite">{said}</div>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let (path, filters) = (path.clone(), filters.clone());
+                let (path, query) = (path.clone(), query.clone());
                 Suspend::new(async move {
                     match orders.await {
-                        Ok(list) => view! {
-                            <h1>{if staff { "All orders" } else { "My orders" }}</h1>
-                            <OrderFilters action=path filters/>
-                            {failure}
-                            {if list.is_empty() {
-                                view! { <p class="empty">"No orders here. " <a href="/">"Browse the catalog"</a></p> }.into_any()
-                            } else {
-                                view! {
-                                    <table class="table orders">
-                                        <thead><tr>
-                                            <th scope="col">"Order"</th><th scope="col">"Pet"</th><th scope="col">"Quantity"</th>
-                                            <th scope="col">"Status"</th><th scope="col">"Ship date"</th><th scope="col">"Actions"</th>
-                                        </tr></thead>
-                                        <tbody>
-                                            {list.into_iter().map(|view| {
-                                                let order = view.order;
-                                                let pet = view.pet_name.unwrap_or_else(|| format!("pet {}", order.pet_id));
-                                                view! {
-                                                    <tr data-order-id=order.id>
-                                                        <td>{format!("#{}", order.id)}</td>
-                                                        <td><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
-                                                        <td>{order.quantity}</td>
-                                                        <td class="order-status">{if order.complete { "Completed" } else { "Open" }}</td>
-                                                        <td>{order.ship_date.unwrap_or_else(|| "—".into())}</td>
-                                                        <td class="actions">
-                                                            {(!order.complete).then(|| view! {
-                                                                <ActionForm action=cancel attr:class="inline">
-                                                                    <input type="hidden" name="id" value=order.id/>
-                                                                    <button type="submit" class="secondary">"Cancel"</button>
-                                                                </ActionForm>
-                                                            })}
-                                                            {(staff && !order.complete).then(|| view! {
-                                                                <ActionForm action=complete attr:class="inline">
-                                                                    <input type="hidden" name="id" value=order.id/>
-                                                                    <button type="submit">"Complete"</button>
-                                                                </ActionForm>
-                                                            })}
-                                                        </td>
-                                                    </tr>
-                                                }
-                                            }).collect_view()}
-                                        </tbody>
-                                    </table>
-                                }.into_any()
-                            }}
-                        }.into_any(),
+                        Ok(page) => {
+                            let filtered = query.state.is_some() || query.pet.is_some();
+                            let first = query.cursor.is_some().then(|| query.url(&path, None));
+                            let next = page.next_cursor.map(|cursor| query.url(&path, Some(cursor)));
+                            view! {
+                                {if page.items.is_empty() {
+                                    view! {
+                                        <p class="empty">
+                                            {if filtered { "No orders match these filters. " } else { "No orders yet. " }}
+                                            {if filtered {
+                                                view! { <a href=path.clone()>"Clear the filters"</a> }.into_any()
+                                            } else {
+                                                view! { <a href="/">"Browse the catalog"</a> }.into_any()
+                                            }}
+                                        </p>
+                                    }.into_any()
+                                } else {
+                                    view! { <OrderTable list=page.items cancel complete staff/> }.into_any()
+                                }}
+                                <nav class="pager" aria-label="Pages">
+                                    {first.map(|href| view! { <a href=href rel="first">"← Newest orders"</a> })}
+                                    {next.map(|href| view! { <a href=href rel="next">"Older orders →"</a> })}
+                                </nav>
+                            }.into_any()
+                        }
                         Err(error) if error.code == ErrorCode::MissingApiKey => {
                             set_status(401);
                             view! {
-                                <h1>"My orders"</h1>
-                                <p class="notice">"Sign in to see your orders. " <a href="/sign-in">"Sign in"</a></p>
+                                <p class="notice">"Sign in to see your orders. "
+                                    <a href=super::sign_in_href(&path)>"Sign in"</a></p>
                             }.into_any()
                         }
                         Err(error) => view! { <ErrorNotice error/> }.into_any(),
@@ -118,22 +153,82 @@ fn Orders(path: String, filters: (Option<String>, Option<String>), staff: bool) 
     }
 }
 
-/// Open or complete, and one pet: a plain GET form, so it works without JavaScript.
+/// The orders as a table (a list of cards on a phone: see `.responsive` in the CSS).
 #[component]
-fn OrderFilters(action: String, filters: (Option<String>, Option<String>)) -> impl IntoView {
-    let (complete, pet_id) = filters;
-    let chosen = move |value: &str| complete.as_deref().unwrap_or("") == value;
+fn OrderTable(
+    list: Vec<OrderView>,
+    cancel: ServerAction<CancelOrder>,
+    complete: ServerAction<CompleteOrder>,
+    staff: bool,
+) -> impl IntoView {
+    view! {
+        <table class="table orders responsive">
+            <thead><tr>
+                <th scope="col">"Order"</th><th scope="col">"Pet"</th><th scope="col" class="number">"Quantity"</th>
+                <th scope="col">"Placed"</th><th scope="col">"State"</th><th scope="col">"Ship date"</th>
+                <th scope="col" class="actions">"Actions"</th>
+            </tr></thead>
+            <tbody>
+                {list.into_iter().map(|view| {
+                    let order = view.order.clone();
+                    let what = view.what();
+                    let pet = view.pet_name.clone().unwrap_or_else(|| format!("pet {}", order.pet_id));
+                    view! {
+                        <tr data-order-id=order.id class=format!("order-{}", view.state.as_str())>
+                            <td data-label="Order">{format!("#{}", order.id)}</td>
+                            <td data-label="Pet"><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
+                            <td data-label="Quantity" class="number">{order.quantity}</td>
+                            <td data-label="Placed"><LocalTime iso=view.placed_at.clone()/></td>
+                            <td data-label="State">
+                                <span class=format!("badge order-status badge-{}", view.state.as_str())>{view.state.label()}</span>
+                            </td>
+                            <td data-label="Ship date">
+                                {match order.ship_date.clone() {
+                                    Some(date) => view! { <LocalTime iso=date/> }.into_any(),
+                                    None => view! { <span class="meta">"—"</span> }.into_any(),
+                                }}
+                            </td>
+                            <td data-label="Actions" class="actions">
+                                {(view.state == OrderState::Open).then(|| view! {
+                                    <Confirm summary="Cancel…" question=format!("Cancel order #{} ({what})?", order.id)>
+                                        <ActionForm action=cancel attr:class="inline">
+                                            <input type="hidden" name="id" value=order.id/>
+                                            <button type="submit" class="danger">{format!("Yes, cancel order #{}", order.id)}</button>
+                                        </ActionForm>
+                                    </Confirm>
+                                })}
+                                {(staff && view.state == OrderState::Open).then(|| view! {
+                                    <ActionForm action=complete attr:class="inline">
+                                        <input type="hidden" name="id" value=order.id/>
+                                        <button type="submit">"Complete"</button>
+                                    </ActionForm>
+                                })}
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// A state and part of a pet's name: a plain GET form, so it works without JavaScript.
+#[component]
+fn OrderFilters(action: String, query: OrdersQuery) -> impl IntoView {
+    let chosen = query.state.clone().unwrap_or_default();
     view! {
         <form class="filters" method="get" action=action role="search" aria-label="Filter orders">
             <label>"State"
-                <select name="complete">
-                    <option value="" selected=chosen("")>"Any"</option>
-                    <option value="false" selected=chosen("false")>"Open"</option>
-                    <option value="true" selected=chosen("true")>"Completed"</option>
+                <select name="state">
+                    <option value="" selected=chosen.is_empty()>"Any"</option>
+                    {OrderState::ALL.into_iter().map(|state| view! {
+                        <option value=state.as_str() selected=chosen == state.as_str()>{state.label()}</option>
+                    }).collect_view()}
                 </select>
             </label>
-            <label>"Pet id"
-                <input type="number" name="petId" min="1" value=pet_id.unwrap_or_default()/>
+            <label class="search">"Pet"
+                <input type="search" name="pet" maxlength="100" placeholder="Part of its name"
+                    value=query.pet.clone().unwrap_or_default()/>
             </label>
             <button type="submit">"Apply"</button>
         </form>

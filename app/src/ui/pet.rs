@@ -3,18 +3,20 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_params_map;
 
-use super::widgets::{ErrorNotice, StatusBadge, set_status_404};
-use crate::error::ErrorCode;
-use crate::model::{PetCard, PetStatus};
+use super::sign_in_href;
+use super::widgets::{ErrorNotice, StatusBadge, flash, set_status_404};
+use crate::error::{AppError, ErrorCode};
+use crate::model::{Order, PetCard, PetStatus};
 use crate::server_fns::{PlaceOrder, pet, viewer};
 
 #[component]
 pub fn PetPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").and_then(|raw| raw.parse::<i64>().ok()).filter(|id| *id > 0);
+    let path = leptos_router::hooks::use_location().pathname.get_untracked();
     let who = data::resource(|| (), |_| viewer());
     let card = data::resource(id, |id| async move {
         match id {
@@ -25,29 +27,50 @@ pub fn PetPage() -> impl IntoView {
 
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match card.await {
-                    Ok(Some(card)) => {
-                        let signed_in = who.await.ok().flatten().is_some();
-                        view! {
-                            <Title text=card.name.clone()/>
-                            <PetDetails card signed_in/>
+            {move || {
+                let path = path.clone();
+                Suspend::new(async move {
+                    match card.await {
+                        Ok(Some(card)) => {
+                            let signed_in = who.await.ok().flatten().is_some();
+                            // A form sent without JavaScript comes back here with its outcome.
+                            let sent = flash().and_then(|flash| flash.outcome_of::<PlaceOrder>(Some(card.id)));
+                            let order_key = signed_in.then(form_key);
+                            view! {
+                                <PageTitle text=card.name.clone()/>
+                                <PetDetails card signed_in=order_key sent sign_in=sign_in_href(&path)/>
+                            }
+                            .into_any()
                         }
-                        .into_any()
+                        Ok(None) => missing().into_any(),
+                        Err(error) if error.code == ErrorCode::NotFound => missing().into_any(),
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
                     }
-                    Ok(None) => missing().into_any(),
-                    Err(error) if error.code == ErrorCode::NotFound => missing().into_any(),
-                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
-                }
-            })}
+                })
+            }}
         </Suspense>
     }
 }
 
+/// A new idempotency key for an order form, made as the page is rendered (so the form
+/// without JavaScript carries it too).
+fn form_key() -> String {
+    #[cfg(feature = "ssr")]
+    return crate::services::keys::random_token::<16>().map(|token| format!("form-{token}")).unwrap_or_default();
+    #[cfg(not(feature = "ssr"))]
+    String::new()
+}
+
 /// The pet and the order box: an island, so that stock and status follow each order
-/// at once.
+/// at once. `signed_in` is the order form's idempotency key when someone is; `sent`
+/// what an order sent without JavaScript did.
 #[island]
-fn PetDetails(card: PetCard, signed_in: bool) -> impl IntoView {
+fn PetDetails(
+    card: PetCard,
+    signed_in: Option<String>,
+    sent: Option<Result<Order, AppError>>,
+    sign_in: String,
+) -> impl IntoView {
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
     let shown = RwSignal::new(card);
@@ -86,19 +109,30 @@ fn PetDetails(card: PetCard, signed_in: bool) -> impl IntoView {
                     <dt>"Pet id"</dt>
                     <dd><code>{card.id}</code></dd>
                 </dl>
-                <OrderBox card place signed_in/>
+                <OrderBox card place form_key=signed_in.clone() sent=sent.clone() sign_in=sign_in.clone()/>
             </article>
         }
     }
 }
 
 /// Ordering from the pet page: a quantity and a button, or why it cannot be ordered.
+/// The form's idempotency key is the page's, numbered by the submissions made from it:
+/// a double click (or a form sent twice) carries the same key and places one order,
+/// and each answered submission moves on to the next key, so ordering again on purpose
+/// is a new order.
 #[component]
-fn OrderBox(card: PetCard, place: ServerAction<PlaceOrder>, signed_in: bool) -> impl IntoView {
-    let outcome = move || match place.value().get() {
+fn OrderBox(
+    card: PetCard,
+    place: ServerAction<PlaceOrder>,
+    form_key: Option<String>,
+    sent: Option<Result<Order, AppError>>,
+    sign_in: String,
+) -> impl IntoView {
+    let name = card.name.clone();
+    let outcome = move || match place.value().get().or_else(|| sent.clone()) {
         Some(Ok(order)) => view! {
             <p class="notice notice-success" role="status">
-                {format!("Ordered {} (order #{}). ", order.quantity, order.id)}
+                {format!("Ordered {} × {} (order #{}). ", order.quantity, name, order.id)}
                 <a href="/orders">"See my orders"</a>
             </p>
         }
@@ -106,23 +140,33 @@ fn OrderBox(card: PetCard, place: ServerAction<PlaceOrder>, signed_in: bool) -> 
         Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
         None => ().into_any(),
     };
-    let form = if !signed_in {
-        view! { <p><a href="/sign-in">"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."</p> }
-            .into_any()
-    } else if card.status != PetStatus::Available || card.quantity == 0 {
-        view! { <p class="empty">"Not available to order right now."</p> }.into_any()
-    } else {
-        view! {
-            <ActionForm action=place attr:class="order-form">
-                <input type="hidden" name="pet_id" value=card.id/>
-                <label>
-                    "Quantity"
-                    <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required/>
-                </label>
-                <button type="submit">"Order"</button>
-            </ActionForm>
+    let form = match form_key {
+        None => view! { <p><a href=sign_in>"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."</p> }
+            .into_any(),
+        Some(_) if card.status != PetStatus::Available || card.quantity == 0 => {
+            view! { <p class="empty">"Not available to order right now."</p> }.into_any()
         }
-        .into_any()
+        Some(key) => {
+            let key = move || match place.version().get() {
+                0 => key.clone(),
+                sent => format!("{key}-{sent}"),
+            };
+            let pending = place.pending();
+            view! {
+                <ActionForm action=place attr:class="order-form">
+                    <input type="hidden" name="pet_id" value=card.id/>
+                    <input type="hidden" name="idempotency_key" value=key/>
+                    <label>
+                        "Quantity"
+                        <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required/>
+                    </label>
+                    <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()>
+                        {move || if pending.get() { "Ordering…" } else { "Order" }}
+                    </button>
+                </ActionForm>
+            }
+            .into_any()
+        }
     };
     view! {
         <section class="order-box" aria-label="Order">
@@ -135,7 +179,7 @@ fn OrderBox(card: PetCard, place: ServerAction<PlaceOrder>, signed_in: bool) -> 
 fn missing() -> impl IntoView {
     set_status_404();
     view! {
-        <Title text="Pet not found"/>
+        <PageTitle text="Pet not found"/>
         <section class="notice">
             <h1>"Pet not found"</h1>
             <p>"This pet does not exist (any more). " <a href="/">"Back to the catalog"</a></p>

@@ -5,19 +5,97 @@ use leptos::prelude::*;
 use crate::error::AppError;
 use crate::model::PetStatus;
 
+/// The page's `<title>`. leptos_meta (0.8.7) writes a title's text into the `<head>`
+/// as it is, unescaped, so a pet named `</title><meta http-equiv="refresh" …>` would
+/// close the title and add its own markup to every visitor's page. Every title goes
+/// through here, escaped. (Titles are rendered on the server only, in islands mode, so
+/// the escaped text never goes through `document.title`.)
 #[component]
-pub fn StatusBadge(status: PetStatus) -> impl IntoView {
-    view! { <span class=format!("badge badge-{status}")>{status.as_str()}</span> }
+pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
+    view! { <leptos_meta::Title text=escape_html(&text)/> }
+}
+
+/// Text made safe to place in HTML as text or in a quoted attribute.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[component]
-pub fn ErrorNotice(error: AppError) -> impl IntoView {
+pub fn StatusBadge(status: PetStatus) -> impl IntoView {
+    view! { <span class=format!("badge badge-{status}")>{status.label()}</span> }
+}
+
+/// A destructive action behind a question: `summary` opens it, the children (the form
+/// that does it) sit beside the question, away from where the pointer was. A
+/// disclosure, so it works without JavaScript and by keyboard.
+#[component]
+pub fn Confirm(#[prop(into)] summary: String, #[prop(into)] question: String, children: Children) -> impl IntoView {
     view! {
-        <div class="notice notice-error" role="alert">
-            <strong>"Something went wrong: "</strong>
-            {error.message}
-        </div>
+        <details class="confirm">
+            <summary class="button secondary">{summary}</summary>
+            <div class="confirm-box" role="group" aria-label=question.clone()>
+                <p>{question.clone()}</p>
+                {children()}
+            </div>
+        </details>
     }
+}
+
+/// An error, in the store's words (`messages`).
+#[component]
+pub fn ErrorNotice(error: AppError) -> impl IntoView {
+    view! { <div class="notice notice-error" role="alert">{super::messages::sentence(&error)}</div> }
+}
+
+/// A moment as people read it: on the server (and without JavaScript) in UTC, then in
+/// the browser's own locale and time zone; the exact time on hover.
+#[component]
+pub fn LocalTime(iso: String) -> impl IntoView {
+    let text = RwSignal::new(utc_text(&iso));
+    #[cfg(feature = "hydrate")]
+    {
+        let iso = iso.clone();
+        Effect::new(move |_| {
+            let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_str(&iso));
+            if !date.get_time().is_nan() {
+                let options = js_sys::Object::new();
+                for (key, value) in [("dateStyle", "medium"), ("timeStyle", "short")] {
+                    let _ = js_sys::Reflect::set(&options, &key.into(), &value.into());
+                }
+                text.set(String::from(date.to_locale_string("default", &options)));
+            }
+        });
+    }
+    view! { <time datetime=iso.clone() title=iso>{text}</time> }
+}
+
+/// `2026-11-24T10:05:00Z` → `2026-11-24 10:05 UTC`.
+fn utc_text(iso: &str) -> String {
+    match (iso.get(..10), iso.get(11..16)) {
+        (Some(date), Some(time)) if iso.ends_with('Z') => format!("{date} {time} UTC"),
+        _ => iso.to_owned(),
+    }
+}
+
+/// What a form of this page sent without JavaScript did (the flash, see
+/// `server_fns::flash`): read while the server renders the page, and handed to the
+/// page's islands as a prop (in the browser there is none to read).
+pub fn flash() -> Option<crate::server_fns::flash::Flash> {
+    #[cfg(feature = "ssr")]
+    return use_context::<crate::server_fns::flash::Flash>();
+    #[cfg(not(feature = "ssr"))]
+    None
 }
 
 /// Makes the server answer this page with 404 (during SSR; a no-op in the browser).
@@ -61,6 +139,14 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_is_escaped() {
+        assert_eq!(
+            escape_html(r#"</title><meta http-equiv="refresh" content='0'>&"#),
+            "&lt;/title&gt;&lt;meta http-equiv=&quot;refresh&quot; content=&#39;0&#39;&gt;&amp;"
+        );
+    }
 
     #[test]
     fn query_string_encodes_and_skips_empty_values() {

@@ -1,20 +1,18 @@
 //! Authentication and rate limits for every API request, as one layer (`guard`), and
 //! the role extractors handlers ask for (`Customer`, `Admin`).
 //!
-//! The guard reads the key, counts the request against its subject (the key, or the
-//! client IP when there is no valid key) and answers 429 itself when the subject is over
-//! its limit or banned. Every response it passes, errors included, gets the
+//! The guard reads the key (or the same-origin session) and passes the request through
+//! the gate every surface shares (`app::services::access`), which counts it against its
+//! subject; the guard answers 429 itself when the subject is over its limit or banned. Every response it passes, errors included, gets the
 //! `X-RateLimit-*` headers. Whether a route needs a key is the handler's business: it
 //! names `Customer` or `Admin` among its arguments, or neither for public routes.
 
-use std::net::SocketAddr;
-
-use app::error::{AppError, ErrorCode};
-use app::model::{Caller, Limits, Plan, Role};
+use app::error::AppError;
+use app::model::{Caller, Role};
+use app::services::access::{Admitted, Counting, Credentials, Refused};
 use app::services::auth::{self, Presented};
-use app::services::limits::{Verdict, WindowState};
-use app::services::sessions;
-use axum::extract::{ConnectInfo, FromRequestParts, Request};
+use app::services::limits::WindowState;
+use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
@@ -25,13 +23,6 @@ use crate::AppState;
 /// The outcome of reading the request's key, for the extractors.
 #[derive(Clone)]
 struct Authenticated(Result<Option<Caller>, AppError>);
-
-/// The client's address (the TCP peer; no proxy headers are trusted).
-pub fn client_ip(parts_extensions: &axum::http::Extensions) -> String {
-    parts_extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or_else(|| "unknown".to_owned(), |ConnectInfo(addr)| addr.ip().to_string())
-}
 
 /// The key a request presents, in `X-API-Key` or as a bearer token.
 pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
@@ -61,57 +52,42 @@ pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
 /// site's own pages (the docs page's try-it panel uses the signed-in user's key so).
 /// Only a browser's own `Sec-Fetch-Site: same-origin` counts: another site's page can
 /// neither set nor forge it, so it cannot spend a shopper's session.
-fn browser_session(headers: &HeaderMap) -> Option<&str> {
+fn browser_session<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
     const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
     let same_origin = headers.get(SEC_FETCH_SITE).is_some_and(|v| v.as_bytes() == b"same-origin");
-    let cookie = headers.get(header::COOKIE)?.to_str().ok()?;
-    same_origin.then(|| sessions::token_from_cookie_header(cookie)).flatten()
+    same_origin.then(|| state.session_cookie.token_in_headers(headers)).flatten()
 }
 
 /// In front of every API route (fallbacks included): `inner` is the rest of the stack.
+/// The gate (`access`) finds the caller and counts the request; a refused one is
+/// answered here, an admitted one goes on with its caller for the extractors.
 pub async fn guard<F, Fut>(state: &AppState, mut request: Request, inner: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
-    let authenticated = match presented_key(request.headers()) {
-        Presented::Nothing => match browser_session(request.headers()) {
-            // Boxed: a session is read from the database, whose (large) future would
-            // otherwise be part of every request's.
-            Some(token) => Box::pin(sessions::caller(&state.pool, state.clock.now(), token)).await,
-            None => Ok(None),
-        },
-        key => state.auth.authenticate(key).await,
+    let headers = request.headers();
+    let credentials = match presented_key(headers) {
+        Presented::Nothing => browser_session(state, headers).map_or(Credentials::Nothing, Credentials::Session),
+        key => key.into(),
     };
-    state.traffic.record(authenticated.as_ref().ok().and_then(|c| c.map(|c| c.key_id)));
-    let (subject, limits) = match &authenticated {
-        Ok(Some(caller)) => (format!("key:{}", caller.key_id), caller.limits),
-        // No key, or one that does not work: the client IP, at the Free plan's numbers.
-        _ => (format!("ip:{}", client_ip(request.extensions())), free_limits()),
-    };
-    let verdict = state.limiter.check(&subject, limits);
-    let mut response = match verdict {
-        Verdict::Allowed(_) => {
-            request.extensions_mut().insert(Authenticated(authenticated));
-            inner(request).await
+    let client = state.access.client(request.extensions(), headers);
+    let admitted = state.access.admit(credentials, client, Counting::Counted).await;
+    let (mut response, window) = match admitted {
+        Ok(Admitted { caller, window }) => {
+            state.traffic.record(caller.as_ref().ok().and_then(|c| c.map(|c| c.key_id)));
+            request.extensions_mut().insert(Authenticated(caller));
+            (inner(request).await, window)
         }
-        Verdict::Limited { retry_after, window } => AppError::too_many(
-            ErrorCode::RateLimited,
-            format!("rate limit of {} requests reached; retry in {retry_after} s", window.limit),
-            retry_after,
-        )
-        .into_response(),
-        Verdict::Banned { retry_after, .. } => AppError::too_many(
-            ErrorCode::TemporarilyBanned,
-            format!("too many requests after being limited; banned for another {retry_after} s"),
-            retry_after,
-        )
-        .into_response(),
+        Err(Refused { error, window, key_id }) => {
+            state.traffic.record(key_id);
+            (error.into_response(), window)
+        }
     };
     // Room for these and what the layers outside add (CORS, security headers, request
     // id) at once, rather than the map growing (and rehashing) three times on the way.
     response.headers_mut().reserve(16);
-    rate_limit_headers(response.headers_mut(), verdict.window());
+    rate_limit_headers(response.headers_mut(), window);
     response
 }
 
@@ -119,10 +95,6 @@ where
 pub async fn trust(caller: Caller, mut request: Request, next: Next) -> Response {
     request.extensions_mut().insert(Authenticated(Ok(Some(caller))));
     next.run(request).await
-}
-
-pub fn free_limits() -> Limits {
-    Plan::Free.limits().expect("Free has fixed limits")
 }
 
 pub fn rate_limit_headers(headers: &mut HeaderMap, window: WindowState) {

@@ -5,10 +5,10 @@ use app::error::{AppError, AppResult, ErrorCode};
 use app::model::{ApiKey, CreatedApiKey, NewApiKey, Role, SignUp};
 use app::services::{keys, paging::PageRequest};
 use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, StatusCode};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::auth::{Admin, MaybeCaller, client_ip};
+use super::auth::{Admin, MaybeCaller};
 use super::extract::{Id, Query, RawBody, is_json, parse_json};
 use super::{AuthErrors, BodyErrors, ListErrors, PageQuery, location, paged};
 use crate::AppState;
@@ -35,7 +35,10 @@ pub async fn create_key(
     RawBody(body): RawBody,
 ) -> AppResult<Response> {
     let created = create(&state, caller.is_some_and(|c| c.role == Role::Admin), &extensions, &headers, &body).await?;
-    Ok((StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), axum::Json(created)).into_response())
+    // The answer carries the secret: no cache along the way may keep it.
+    let no_store = [(header::CACHE_CONTROL, "no-store")];
+    Ok((StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), no_store, axum::Json(created))
+        .into_response())
 }
 
 async fn create(
@@ -60,7 +63,8 @@ async fn create(
         return keys::create(&state.pool, now, parse_json::<NewApiKey>(body)?).await;
     }
     let request = if has_body { parse_json::<SignUp>(body)? } else { SignUp::default() };
-    keys::sign_up(&state.pool, &state.limiter, now, &client_ip(extensions), request).await
+    let client = state.access.client(extensions, headers);
+    keys::sign_up(&state.pool, &state.access.limiter, now, client, request).await
 }
 
 /// List keys (admin)
@@ -100,5 +104,5 @@ pub async fn list_keys(
         AuthErrors,
     ))]
 pub async fn revoke_key(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<ApiKey>> {
-    Ok(axum::Json(state.auth.revoke(id).await?.to_api()))
+    Ok(axum::Json(state.access.auth.revoke(id).await?.to_api()))
 }

@@ -150,6 +150,10 @@ pub async fn cancel_order(
     State(state): State<AppState>,
     Id(id): Id,
 ) -> AppResult<StatusCode> {
-    orders::cancel(&state.pool, state.clock.now(), caller, id).await?;
+    let cancellation = orders::cancel(&state.pool, state.clock.now(), caller, id).await?;
+    if cancellation.already {
+        // Cancelled orders are gone from the API.
+        return Err(AppError::not_found("order", id));
+    }
     Ok(StatusCode::NO_CONTENT)
 }

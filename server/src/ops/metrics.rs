@@ -10,9 +10,10 @@ use std::sync::{LazyLock, OnceLock};
 use std::time::Duration;
 
 use app::model::Role;
+use app::services::access::Counting;
 use app::services::auth;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use dashmap::DashMap;
 use metrics::SharedString;
@@ -65,12 +66,15 @@ pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
 
 /// Counts one answer and its latency under its route's template
 /// (`/api/v1/pets/{petId}`), never the raw path, so that the number of series stays
-/// bounded. Called by the operational layer (`ops::EveryRequest`) for every answer,
+/// bounded: every label comes from a fixed set (the standard methods and `other`, the
+/// routes and `unmatched`, the status codes), whatever a client puts in its request
+/// line. Called by the operational layer (`ops::EveryRequest`) for every answer,
 /// whoever made it: handlers, the guard's refusals, the body limit, timeouts, panics.
 pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
     let elapsed = elapsed.as_secs_f64();
+    let method = method_label(method);
     let recorded = SERIES.get(route).is_some_and(|series| {
-        let found = series.iter().find(|s| s.method == *method && s.status == status);
+        let found = series.iter().find(|s| s.method == method && s.status == status);
         found.inspect(|s| s.record(elapsed)).is_some()
     });
     if !recorded {
@@ -78,6 +82,23 @@ pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duratio
         series.record(elapsed);
         SERIES.entry(route.to_owned()).or_default().push(series);
     }
+}
+
+/// A method as a label: one of HTTP's own, or `other` for any a client invents.
+fn method_label(method: &Method) -> &'static str {
+    const STANDARD: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::PATCH,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    const LABELS: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"];
+    STANDARD.iter().position(|standard| standard == method).map_or("other", |n| LABELS[n])
 }
 
 /// The site's routes' layer: tells the operational layer which route matched (only
@@ -96,22 +117,22 @@ static SERIES: LazyLock<DashMap<String, Vec<Series>>> = LazyLock::new(DashMap::n
 
 /// One route's counter and histogram for one method and status.
 struct Series {
-    method: Method,
+    method: &'static str,
     status: StatusCode,
     requests: metrics::Counter,
     duration: metrics::Histogram,
 }
 
 impl Series {
-    fn register(method: &Method, route: &str, status: StatusCode) -> Series {
+    fn register(method: &'static str, route: &str, status: StatusCode) -> Series {
         handle(); // handles taken before the recorder is installed would count nothing
         let labels = [
-            ("method", SharedString::from(method.as_str().to_owned())),
+            ("method", SharedString::from(method)),
             ("route", SharedString::from(route.to_owned())),
             ("status", SharedString::from(status.as_str().to_owned())),
         ];
         Series {
-            method: method.clone(),
+            method,
             status,
             requests: metrics::counter!("http_requests_total", &labels),
             duration: metrics::histogram!("http_request_duration_seconds", &labels),
@@ -124,10 +145,17 @@ impl Series {
     }
 }
 
-/// `GET /metrics`: the Prometheus text format.
-pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let key = crate::api::auth::presented_key(&headers);
-    let caller = state.auth.authenticate(key).await.and_then(|caller| auth::require(caller, Role::Admin));
+/// `GET /metrics`: the Prometheus text format. A scrape counts against no limit, but
+/// a banned key is refused like everywhere else (and a wrong key counts as a failed
+/// attempt from its address).
+pub async fn render(State(state): State<AppState>, request: Request) -> Response {
+    let (extensions, headers) = (request.extensions(), request.headers());
+    let key = crate::api::auth::presented_key(headers);
+    let client = state.access.client(extensions, headers);
+    let caller = match state.access.admit(key.into(), client, Counting::BansOnly).await {
+        Ok(admitted) => admitted.caller.and_then(|caller| auth::require(caller, Role::Admin)),
+        Err(refused) => Err(refused.error),
+    };
     if let Err(err) = caller {
         return err.into_response();
     }
@@ -142,7 +170,7 @@ async fn record_gauges(state: &AppState) {
     metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));
     metrics::gauge!("petstore_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
     metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.pool.options().get_max_connections()));
-    metrics::gauge!("petstore_banned_subjects").set(state.limiter.banned_now() as f64);
+    metrics::gauge!("petstore_banned_subjects").set(state.access.limiter.banned_now() as f64);
     if let Ok(open) = app::services::orders::count_open(&state.pool).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);
     }

@@ -3,25 +3,28 @@
 //! layers around the whole router, API and pages alike.
 
 pub mod ceiling;
+pub mod forms;
 pub mod health;
 pub mod metrics;
 pub mod scope;
 pub mod security;
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use app::error::{AppError, ErrorCode};
+use app::server_fns::flash::FlashCookie;
+use app::services::sessions::SessionCookie;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderName, header};
+use axum::http::{HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::FutureExt;
 use futures_util::future;
-use tower::Service;
-use tower::ServiceBuilder;
+use tower::{Service, ServiceBuilder};
 use tower::util::BoxCloneSyncService;
 use tower_http::compression::{Compression, CompressionBody};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -48,7 +51,9 @@ pub type App = BoxCloneSyncService<Request, Response, Infallible>;
 /// The layers around the whole application, outermost first. They wrap the router as
 /// one service, so each request passes through them once; layers given to the router
 /// itself are cloned, boxed, into every route and cloned again for each request.
-pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
+pub fn wrap(app: impl crate::HttpService, config: &crate::Config) -> App {
+    let request_timeout = config.request_timeout;
+    let public_url: Option<Arc<str>> = config.public_url.as_deref().map(Arc::from);
     let stack = ServiceBuilder::new()
         .map_response(|response: Response<_>| response.map(Body::new))
         // Outermost: the client's own id is kept, otherwise a new UUID.
@@ -70,7 +75,13 @@ pub fn wrap(app: impl crate::HttpService, request_timeout: Duration) -> App {
         .layer_fn(|inner| CompressWhenAccepted(Compression::new(inner)))
         // A second later than the body deadline, so a slow body is told apart (408)
         // from a slow answer (503).
-        .layer_fn(|inner| EveryRequest { inner, answer_within: request_timeout + Duration::from_secs(1) })
+        .layer_fn(|inner| EveryRequest {
+            inner,
+            answer_within: request_timeout + Duration::from_secs(1),
+            public_url: public_url.clone(),
+            session_cookie: SessionCookie { secure: config.is_https() },
+            flash_cookie: FlashCookie { secure: config.is_https() },
+        })
         .service(app);
     BoxCloneSyncService::new(stack)
 }
@@ -106,9 +117,11 @@ impl<S: crate::HttpService> Service<Request> for CompressWhenAccepted<S> {
 }
 
 /// The application's own checks and headers, as one layer:
-/// - refuses cross-site calls to the server functions;
+/// - refuses cross-site calls to the server functions, and bodies they do not take;
+/// - answers plain (no-JavaScript) form posts to them with a redirect and the flash,
+///   and gives their errors their own status (`forms`);
+/// - drops the parameters Leptos would read a form's error from in a page's address;
 /// - answers 503 when the answer is not ready within `answer_within`;
-/// - gives a server function's error its own status;
 /// - writes the security and caching headers, with the page's nonce;
 /// - counts and times every answer in the metrics, under its route's template.
 ///
@@ -120,6 +133,10 @@ impl<S: crate::HttpService> Service<Request> for CompressWhenAccepted<S> {
 struct EveryRequest<S> {
     inner: S,
     answer_within: Duration,
+    /// The `--public-url` setting: the store's own origin for the cross-site check.
+    public_url: Option<Arc<str>>,
+    session_cookie: SessionCookie,
+    flash_cookie: FlashCookie,
 }
 
 impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
@@ -140,26 +157,37 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
         // (`metrics::note_route`).
         let api_route = (target == Target::Api).then(|| crate::api::route_template(request.uri().path()));
         let nonce = security::page_nonce_for(target, &mut request);
+        // A page for a signed-in visitor, or one showing a form's outcome, is theirs
+        // alone (and the outcome is shown once).
+        let (personal, flashed) = match target {
+            Target::Site => {
+                security::drop_action_error_params(&mut request);
+                let flashed = self.flash_cookie.is_in(request.headers());
+                (flashed || self.session_cookie.token_in_headers(request.headers()).is_some(), flashed)
+            }
+            _ => (false, false),
+        };
         // Made here, outside the request's scope (`scope::within`): the services inside
         // only start their work, and read the scope, when their future is polled.
-        let answer = match security::refuse_cross_site(target, &request) {
-            Some(refusal) => Err(refusal),
-            None => Ok(self.inner.call(request)),
+        let answer = match security::refuse_server_fn_call(target, &request, self.public_url.as_deref()) {
+            Some(refusal) => Answer::Refused(refusal),
+            None if target == Target::ServerFn && request.method() == axum::http::Method::POST => {
+                // Not the hot path: the app is cloned and the call boxed.
+                let (app, flash_cookie) = (self.inner.clone(), self.flash_cookie);
+                Answer::ServerFn(Box::pin(forms::answer(app, request, flash_cookie)))
+            }
+            None => Answer::Inner(self.inner.call(request)),
         };
-        let answer_within = self.answer_within;
+        let (answer_within, flash_cookie) = (self.answer_within, self.flash_cookie);
         Box::pin(async move {
             let answer = async {
                 let answer = match answer {
-                    Err(refusal) => return refusal,
-                    Ok(answer) => answer,
+                    Answer::Refused(refusal) => return refusal,
+                    Answer::Inner(answer) => future::Either::Left(answer.map(|Ok(response)| response)),
+                    Answer::ServerFn(answer) => future::Either::Right(answer),
                 };
                 match tokio::time::timeout(answer_within, answer).await {
-                    // Boxed: only these read their answer's body, and that future is large.
-                    Ok(Ok(response)) if target == Target::ServerFn => {
-                        Box::pin(security::server_fn_error_status(response)).await
-                    }
-                    Ok(Ok(response)) => response,
-                    Ok(Err(infallible)) => match infallible {},
+                    Ok(response) => response,
                     Err(_) => {
                         // Logged inside the request's span, which names its id and path.
                         tracing::warn!("request timed out");
@@ -169,7 +197,12 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
                 }
             };
             let (mut response, site_route) = scope::within(arrived, answer).await;
-            security::set_headers(target, nonce.as_ref(), &mut response);
+            security::set_headers(target, nonce.as_ref(), personal, &mut response);
+            if flashed && security::is_html(response.headers()) {
+                if let Ok(clear) = HeaderValue::from_str(&flash_cookie.set(None)) {
+                    response.headers_mut().append(header::SET_COOKIE, clear);
+                }
+            }
             let route = match (api_route, &site_route, target) {
                 (Some(api_route), _, _) => api_route.unwrap_or("unmatched"),
                 (None, Some(site_route), _) => site_route.as_str(),
@@ -180,4 +213,12 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
             Ok(response)
         })
     }
+}
+
+/// What `EveryRequest` waits for: a refusal made at once, the application's answer, or
+/// a server function's (boxed, with its own handling of plain forms and errors).
+enum Answer<F> {
+    Refused(Response),
+    Inner(F),
+    ServerFn(future::BoxFuture<'static, Response>),
 }

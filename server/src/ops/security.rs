@@ -19,9 +19,6 @@ use leptos::nonce::Nonce;
 /// For responses that are not pages: nothing may load, run or frame them.
 const CSP_NOT_A_PAGE: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/// Where the server functions live (`app::server_fns`).
-const SERVER_FN_PREFIX: &str = "/_app/";
-
 /// A page's policy: scripts only from this origin or inline with this response's nonce,
 /// WASM allowed to compile, styles only from the stylesheet, and no framing. Debug
 /// builds also allow the `cargo leptos watch` reload socket.
@@ -52,7 +49,7 @@ impl Target {
     pub fn of(path: &str) -> Target {
         if crate::api::is_api_path(path) {
             Target::Api
-        } else if path.starts_with(SERVER_FN_PREFIX) {
+        } else if path.starts_with(app::server_fns::PREFIX) {
             Target::ServerFn
         } else if path.starts_with("/pkg/") {
             Target::Asset { hashed: has_content_hash(path) }
@@ -81,15 +78,18 @@ pub fn page_nonce_for(target: Target, request: &mut Request) -> Option<Nonce> {
 }
 
 /// The headers every response gets: pages name their nonce in their policy, anything
-/// else gets the strictest one.
-pub fn set_headers(target: Target, nonce: Option<&Nonce>, response: &mut Response) {
+/// else gets the strictest one. A `personal` page (for a signed-in visitor) may not be
+/// stored at all, so that Back after signing out does not show it from the cache.
+pub fn set_headers(target: Target, nonce: Option<&Nonce>, personal: bool, response: &mut Response) {
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     let policy = nonce.filter(|_| is_html(headers)).and_then(page_policy);
     headers.insert(header::CONTENT_SECURITY_POLICY, policy.unwrap_or(HeaderValue::from_static(CSP_NOT_A_PAGE)));
-    if !headers.contains_key(header::CACHE_CONTROL) {
+    if personal && is_html(headers) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    } else if !headers.contains_key(header::CACHE_CONTROL) {
         if let Some(policy) = cache_policy(target, headers) {
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
         }
@@ -117,7 +117,7 @@ fn cache_policy(target: Target, headers: &HeaderMap) -> Option<&'static str> {
     }
 }
 
-fn is_html(headers: &HeaderMap) -> bool {
+pub fn is_html(headers: &HeaderMap) -> bool {
     headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/html"))
 }
 
@@ -132,47 +132,69 @@ fn has_content_hash(path: &str) -> bool {
 }
 
 /// Server functions change state on behalf of the signed-in user (the session cookie
-/// rides along), so a page on another site must not be able to call them: a request a
-/// browser marks as cross-site, or whose `Origin` is not this host, is refused. Requests
-/// without either header come from outside a browser, where no cookie is at risk.
-pub fn refuse_cross_site(target: Target, request: &Request) -> Option<Response> {
-    (target == Target::ServerFn && is_cross_site(request.headers())).then(|| {
-        AppError::new(ErrorCode::Forbidden, "cross-site requests to the store's own functions are refused")
-            .into_response()
+/// rides along), so a page on another site must not be able to call them: a request
+/// whose `Origin` is not this store's, or that a browser marks as cross-site, is
+/// refused. Requests with neither header come from outside a browser, where no cookie
+/// is at risk. They take only the form-encoded bodies the app's own calls and forms
+/// send (415 for anything else: a `text/plain` post is what a cross-site form could
+/// send without a preflight).
+pub fn refuse_server_fn_call(target: Target, request: &Request, public_url: Option<&str>) -> Option<Response> {
+    if target != Target::ServerFn {
+        return None;
+    }
+    if is_cross_site(request.headers(), public_url) {
+        return Some(
+            AppError::new(ErrorCode::Forbidden, "cross-site requests to the store's own functions are refused")
+                .into_response(),
+        );
+    }
+    let form = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|value| {
+        value.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/x-www-form-urlencoded")
+    });
+    (request.method() == axum::http::Method::POST && !form).then(|| {
+        AppError::new(
+            ErrorCode::UnsupportedMediaType,
+            "the store's own functions take only application/x-www-form-urlencoded bodies",
+        )
+        .into_response()
     })
 }
 
-/// server_fn answers every error with 500. Ours carry their own status (409 out of
-/// stock, 401 not signed in, …): answer with it, so that logs and metrics tell a
-/// refusal from a fault. (The browser side decodes any 4xx or 5xx the same way.)
-pub async fn server_fn_error_status(response: Response) -> Response {
-    if response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
-        return response;
+/// A page's address as Leptos would read it for a no-JavaScript form's error
+/// (`?__path=…&__err=<base64 JSON>`): that would show any text a link puts there as the
+/// store's own ("your key expired, renew it at evil.example"). The store tells a form
+/// its outcome another way (`ops::forms`), so these parameters are dropped before the
+/// page is rendered.
+pub fn drop_action_error_params(request: &mut Request) {
+    let Some(query) = request.uri().query() else { return };
+    if !query.split('&').any(|pair| pair.starts_with("__err=") || pair.starts_with("__path=")) {
+        return;
     }
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
-        return AppError::internal("server function", "unreadable error body").into_response();
-    };
-    if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
-        if let Ok(status) = axum::http::StatusCode::from_u16(error.status) {
-            parts.status = status;
-        }
+    let kept: Vec<&str> =
+        query.split('&').filter(|pair| !pair.starts_with("__err=") && !pair.starts_with("__path=")).collect();
+    let path = request.uri().path();
+    let uri = if kept.is_empty() { path.to_owned() } else { format!("{path}?{}", kept.join("&")) };
+    if let Ok(uri) = uri.parse() {
+        *request.uri_mut() = uri;
     }
-    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-fn is_cross_site(headers: &HeaderMap) -> bool {
+fn is_cross_site(headers: &HeaderMap, public_url: Option<&str>) -> bool {
     let text = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
-    if let Some(site) = text(header::HeaderName::from_static("sec-fetch-site")) {
-        return !matches!(site, "same-origin" | "none");
-    }
-    match (text(header::ORIGIN), text(header::HOST)) {
-        (Some(origin), Some(host)) => {
+    // `Origin` first, whenever it is sent: `Sec-Fetch-Site: none` (a typed address, a
+    // bookmark) says nothing about who wrote the request.
+    if let Some(origin) = text(header::ORIGIN) {
+        let own = public_url == Some(origin) || {
             let origin_host = origin.strip_prefix("https://").or_else(|| origin.strip_prefix("http://"));
-            origin_host != Some(host)
+            origin_host.is_some() && origin_host == text(header::HOST)
+        };
+        if !own {
+            return true;
         }
-        (Some(_), None) => true,
-        (None, _) => false,
+    }
+    match text(header::HeaderName::from_static("sec-fetch-site")) {
+        Some(site) => !matches!(site, "same-origin" | "none"),
+        None => false,
     }
 }
 
@@ -185,15 +207,33 @@ mod tests {
     }
 
     #[test]
-    fn cross_site_is_told_by_fetch_metadata_then_origin() {
-        assert!(!is_cross_site(&headers(&[("sec-fetch-site", "same-origin")])));
-        assert!(!is_cross_site(&headers(&[("sec-fetch-site", "none")])));
-        assert!(is_cross_site(&headers(&[("sec-fetch-site", "cross-site"), ("origin", "http://a"), ("host", "a")])));
-        assert!(is_cross_site(&headers(&[("sec-fetch-site", "same-site")])));
-        assert!(!is_cross_site(&headers(&[("origin", "http://shop.test:3000"), ("host", "shop.test:3000")])));
-        assert!(is_cross_site(&headers(&[("origin", "http://evil.test"), ("host", "shop.test:3000")])));
-        assert!(is_cross_site(&headers(&[("origin", "null"), ("host", "shop.test")])));
-        assert!(!is_cross_site(&headers(&[("host", "shop.test")])));
+    fn cross_site_is_told_by_origin_then_fetch_metadata() {
+        let cross = |pairs| is_cross_site(&headers(pairs), None);
+        assert!(!cross(&[("sec-fetch-site", "same-origin")]));
+        assert!(!cross(&[("sec-fetch-site", "none")]));
+        assert!(cross(&[("sec-fetch-site", "cross-site"), ("origin", "http://a"), ("host", "a")]));
+        assert!(cross(&[("sec-fetch-site", "same-site")]));
+        assert!(!cross(&[("origin", "http://shop.test:3000"), ("host", "shop.test:3000")]));
+        assert!(cross(&[("origin", "http://evil.test"), ("host", "shop.test:3000")]));
+        assert!(cross(&[("origin", "null"), ("host", "shop.test")]));
+        assert!(!cross(&[("host", "shop.test")]));
+        // A foreign Origin is refused whatever Sec-Fetch-Site claims.
+        assert!(cross(&[("sec-fetch-site", "none"), ("origin", "http://evil.test"), ("host", "shop.test")]));
+        assert!(cross(&[("sec-fetch-site", "same-origin"), ("origin", "http://evil.test"), ("host", "shop.test")]));
+        // Behind a proxy the public address is the store's own.
+        let proxied = headers(&[("origin", "https://shop.example"), ("host", "10.0.0.5:3000")]);
+        assert!(!is_cross_site(&proxied, Some("https://shop.example")));
+        assert!(is_cross_site(&proxied, None));
+    }
+
+    #[test]
+    fn action_error_params_are_dropped_from_page_addresses() {
+        let mut request = Request::get("/sign-in?a=1&__path=/_app/sign_in&__err=eyJ9&b=2").body(Default::default()).unwrap();
+        drop_action_error_params(&mut request);
+        assert_eq!(request.uri(), "/sign-in?a=1&b=2");
+        let mut request = Request::get("/sign-in?__err=eyJ9").body(Default::default()).unwrap();
+        drop_action_error_params(&mut request);
+        assert_eq!(request.uri(), "/sign-in");
     }
 
     #[test]

@@ -104,6 +104,13 @@ impl TestApp {
         (created.key_info.id, created.key)
     }
 
+    /// A browser session for a new key of this role: its id and the `Cookie` header value.
+    pub async fn session(&self, role: Role) -> (i64, String) {
+        let (id, _) = self.key(role, Plan::Pro, None).await;
+        let token = app::services::sessions::start(&self.pool, T0, id, None).await.unwrap();
+        (id, format!("{}={token}", self.state.session_cookie.name()))
+    }
+
     pub async fn send(&self, mut request: Request<Body>) -> Reply {
         if request.extensions().get::<ConnectInfo<SocketAddr>>().is_none() {
             request.extensions_mut().insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000))));

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 
 use super::{FormOutcome, NameField, invalid};
 use crate::model::CategorySummary;
@@ -14,7 +14,7 @@ use crate::ui::widgets::ErrorNotice;
 #[component]
 pub fn CategoriesConsole() -> impl IntoView {
     view! {
-        <Title text="Staff: categories"/>
+        <PageTitle text="Staff: categories"/>
         <CategoriesConsoleIsland/>
     }
 }

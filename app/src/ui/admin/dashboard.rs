@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 
 use super::charts::{Bar, BarChart, LineChart};
 use crate::model::TrafficSeries;
@@ -15,7 +15,7 @@ use crate::ui::widgets::ErrorNotice;
 pub fn DashboardPage() -> impl IntoView {
     let figures = data::resource(|| (), |_| load_dashboard());
     view! {
-        <Title text="Staff dashboard"/>
+        <PageTitle text="Staff dashboard"/>
         <h1>"Dashboard"</h1>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {

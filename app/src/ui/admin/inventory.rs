@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_query_map;
 
 use super::FormOutcome;
@@ -20,7 +20,7 @@ pub fn InventoryConsole() -> impl IntoView {
     let query = use_query_map();
     let cursor = query.with_untracked(|query| query.get("cursor"));
     view! {
-        <Title text="Staff: inventory"/>
+        <PageTitle text="Staff: inventory"/>
         <InventoryConsoleIsland cursor/>
     }
 }

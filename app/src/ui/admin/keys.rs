@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 
 use super::{FormOutcome, NameField, invalid};
 use crate::model::{Plan, Role};
@@ -15,7 +15,7 @@ use crate::ui::widgets::ErrorNotice;
 #[component]
 pub fn KeysConsole() -> impl IntoView {
     view! {
-        <Title text="Staff: keys"/>
+        <PageTitle text="Staff: keys"/>
         <KeysConsoleIsland/>
     }
 }

@@ -23,7 +23,9 @@ pub use inventory::InventoryConsole;
 pub use keys::KeysConsole;
 pub use pets::{PetEditor, PetsConsole};
 
+use super::messages::sentence;
 use super::widgets::{ErrorNotice, set_status};
+use leptos::server_fn::ServerFn;
 use crate::error::{AppError, ErrorCode};
 use crate::model::Role;
 use crate::server_fns::viewer;
@@ -73,8 +75,9 @@ pub fn refusal(error: AppError) -> AnyView {
     .into_any()
 }
 
-/// A form's outcome under it: the Error object's message (its field named first, as the
-/// API names it), or `done` (unless empty) once the last submission worked.
+/// A form's outcome under it: a refusal in the store's words, with its code and the
+/// API's message in a quiet detail for staff; or `done` (unless empty) once the last
+/// submission worked.
 #[component]
 pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     result: Signal<Option<Result<T, AppError>>>,
@@ -83,7 +86,8 @@ pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     move || match result.get() {
         Some(Err(error)) => view! {
             <p class="form-error" role="alert">
-                <strong>{error.code.as_str()}</strong>": "{error.message}
+                {sentence(&error)}" "
+                <small class="error-code" title=error.message.clone()>{error.code.as_str()}</small>
             </p>
         }
         .into_any(),
@@ -92,10 +96,23 @@ pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     }
 }
 
+/// What a form shows: its action's last answer, or else what the same form did when
+/// sent without JavaScript (`sent`, from the flash).
+pub fn last_answer<S>(
+    action: ServerAction<S>,
+    sent: Option<Result<S::Output, AppError>>,
+) -> Signal<Option<Result<S::Output, AppError>>>
+where
+    S: ServerFn<Error = AppError> + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+{
+    Signal::derive(move || action.value().get().or_else(|| sent.clone()))
+}
+
 /// The "Name" field of the console's forms (pets, categories, keys share its limits),
 /// marked invalid while the last answer blames it.
 #[component]
-pub fn NameField(#[prop(into)] invalid: Signal<bool>, #[prop(optional, into)] value: String) -> impl IntoView {
+pub fn NameField(#[prop(into)] invalid: Signal<bool>, #[prop(default = None)] value: Option<String>) -> impl IntoView {
     view! {
         <label>"Name"
             <input type="text" name="name" required maxlength="100" value=value

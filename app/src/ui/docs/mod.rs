@@ -6,7 +6,7 @@ mod try_it;
 use leptos::prelude::*;
 
 use crate::ui::data;
-use leptos_meta::Title;
+use crate::ui::widgets::PageTitle;
 
 use crate::reference::{ApiReference, KeyNeed, OperationDoc, SchemaDoc};
 use crate::server_fns::docs::load_api_reference;
@@ -24,7 +24,7 @@ pub fn DocsPage() -> impl IntoView {
     let reference = data::resource(|| (), |_| load_api_reference());
     let who = data::resource(|| (), |_| viewer());
     view! {
-        <Title text="API reference"/>
+        <PageTitle text="API reference"/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 let signed_in = matches!(who.await, Ok(Some(_)));

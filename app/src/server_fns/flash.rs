@@ -1,0 +1,176 @@
+//! What a form sent without JavaScript did, carried to the page it came from.
+//!
+//! Without the WASM, an `ActionForm` posts to its server function as a plain HTML form,
+//! and the browser must be sent back to a page. The server (`server::ops::forms`)
+//! answers with a redirect and this "flash": a cookie that lives for a minute and is
+//! read by the next page, which shows the outcome under the one form that was sent
+//! (and fills in again what was typed, after a refusal) and clears it. A cookie rather
+//! than the page's address: a link cannot put words in the store's mouth, and what was
+//! typed stays out of logs and histories.
+
+//!
+//! A page hands the flash to its islands as a prop (they are rendered on the server
+//! with it, and hydrate with the same), so it is plain data: the answer stays JSON text
+//! until the island that knows its type reads it.
+
+use leptos::server_fn::ServerFn;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Flash {
+    /// The server function's path (`/_app/place_order`).
+    pub path: String,
+    /// Its answer: the JSON it returned (as text), or its error.
+    pub outcome: Result<String, AppError>,
+    /// The form's fields as sent: which record it was about (`id`, `pet_id`) and, after
+    /// a refusal, what to fill in again. Empty when too long for a cookie.
+    pub values: Vec<(String, String)>,
+}
+
+impl Flash {
+    /// Which record the form was about: its `id` (or `pet_id`) field.
+    pub fn record(&self) -> Option<&str> {
+        self.value("id").or_else(|| self.value("pet_id"))
+    }
+
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values.iter().find(|(field, _)| field == name).map(|(_, value)| value.as_str())
+    }
+
+    /// The outcome of the form of server function `S` about `record` (`None` for a
+    /// form about no record, such as a create form), when this flash is that form's.
+    pub fn outcome_of<S>(&self, record: Option<i64>) -> Option<Result<S::Output, AppError>>
+    where
+        S: ServerFn,
+        S::Output: DeserializeOwned,
+    {
+        if !self.is_of::<S>(record) {
+            return None;
+        }
+        Some(match &self.outcome {
+            Ok(json) => serde_json::from_slice(json.as_bytes()).map_err(|e| {
+                AppError::new(crate::error::ErrorCode::InternalError, format!("{}'s answer: {e}", self.path))
+            }),
+            Err(error) => Err(error.clone()),
+        })
+    }
+
+    /// The outcome of a form of `S` whichever record it was about (a list's row
+    /// forms), with that record's id.
+    pub fn outcome_of_any<S>(&self) -> Option<(i64, Result<S::Output, AppError>)>
+    where
+        S: ServerFn,
+        S::Output: DeserializeOwned,
+    {
+        let record = self.record()?.parse().ok()?;
+        Some((record, self.outcome_of::<S>(Some(record))?))
+    }
+
+    /// What was typed into `field` of the form of `S` about `record`, after a refusal.
+    pub fn typed<S: ServerFn>(&self, record: Option<i64>, field: &str) -> Option<String> {
+        (self.outcome.is_err() && self.is_of::<S>(record)).then(|| self.value(field).map(str::to_owned)).flatten()
+    }
+
+    fn is_of<S: ServerFn>(&self, record: Option<i64>) -> bool {
+        self.path == S::PATH && self.record() == record.map(|id| id.to_string()).as_deref()
+    }
+
+    /// The cookie's value.
+    #[cfg(feature = "ssr")]
+    pub fn encode(&self) -> String {
+        use base64::Engine;
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    }
+
+    #[cfg(feature = "ssr")]
+    pub fn decode(value: &str) -> Option<Flash> {
+        use base64::Engine;
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(value).ok()?).ok()
+    }
+}
+
+/// How long a flash waits for its page.
+#[cfg(feature = "ssr")]
+const FLASH_SECONDS: u32 = 60;
+
+/// The flash's cookie, named and flagged like the session's (see `SessionCookie`).
+#[cfg(feature = "ssr")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlashCookie {
+    pub secure: bool,
+}
+
+#[cfg(feature = "ssr")]
+impl FlashCookie {
+    /// Cookies a browser keeps are at most 4 KB, name and attributes included.
+    pub const MAX_VALUE: usize = 3_500;
+
+    pub fn name(self) -> &'static str {
+        if self.secure { "__Host-petstore_flash" } else { "petstore_flash" }
+    }
+
+    /// `Set-Cookie` for a flash, or to clear it (`None`).
+    pub fn set(self, value: Option<&str>) -> String {
+        let secure = if self.secure { "; Secure" } else { "" };
+        let max_age = if value.is_some() { FLASH_SECONDS } else { 0 };
+        format!("{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}", self.name(), value.unwrap_or(""))
+    }
+
+    /// The flash a request carries, if any.
+    pub fn read(self, headers: &axum::http::HeaderMap) -> Option<Flash> {
+        headers
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(|cookies| crate::services::sessions::cookie_value(cookies, self.name()))
+            .and_then(Flash::decode)
+    }
+
+    /// Whether a request carries one (the page for it is the visitor's own).
+    pub fn is_in(self, headers: &axum::http::HeaderMap) -> bool {
+        headers
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .any(|cookies| crate::services::sessions::cookie_value(cookies, self.name()).is_some())
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::server_fns::{DeleteCategory, PlaceOrder, SaveCategory};
+
+    fn flash<S: ServerFn>(outcome: Result<String, AppError>, values: &[(&str, &str)]) -> Flash {
+        let values = values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Flash { path: S::PATH.into(), outcome, values }
+    }
+
+    #[test]
+    fn a_flash_belongs_to_one_form() {
+        let refused = flash::<SaveCategory>(
+            Err(AppError::new(ErrorCode::DuplicateName, "taken")),
+            &[("id", "3"), ("name", "Cats")],
+        );
+        let decoded = Flash::decode(&refused.encode()).unwrap();
+        assert_eq!(decoded, refused);
+        assert!(decoded.outcome_of::<SaveCategory>(Some(3)).unwrap().is_err());
+        assert!(decoded.outcome_of::<SaveCategory>(Some(4)).is_none(), "another row");
+        assert!(decoded.outcome_of::<SaveCategory>(None).is_none(), "the create form");
+        assert!(decoded.outcome_of::<DeleteCategory>(Some(3)).is_none(), "another function");
+        assert_eq!(decoded.typed::<SaveCategory>(Some(3), "name").as_deref(), Some("Cats"));
+        assert_eq!(decoded.typed::<SaveCategory>(Some(4), "name"), None);
+
+        let order = r#"{"id":7,"petId":10,"quantity":1,"complete":false}"#;
+        let placed = flash::<PlaceOrder>(Ok(order.into()), &[("pet_id", "10")]);
+        assert_eq!(placed.outcome_of::<PlaceOrder>(Some(10)).unwrap().unwrap().id, 7);
+        assert_eq!(placed.outcome_of_any::<PlaceOrder>().unwrap().0, 10);
+        assert_eq!(placed.typed::<PlaceOrder>(Some(10), "pet_id"), None, "refilled after refusals only");
+        assert!(Flash::decode("not base64 json").is_none());
+    }
+}
