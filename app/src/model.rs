@@ -258,6 +258,14 @@ pub enum Role {
 impl Role {
     pub const ALL: [Role; 2] = [Role::Customer, Role::Admin];
 
+    /// The word people read.
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Customer => "Customer",
+            Role::Admin => "Admin",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Customer => "customer",
@@ -279,6 +287,16 @@ pub enum Plan {
 
 impl Plan {
     pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pro, Plan::Business, Plan::Enterprise];
+
+    /// The word people read.
+    pub fn label(self) -> &'static str {
+        match self {
+            Plan::Free => "Free",
+            Plan::Pro => "Pro",
+            Plan::Business => "Business",
+            Plan::Enterprise => "Enterprise",
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

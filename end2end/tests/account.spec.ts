@@ -48,7 +48,7 @@ test('staff sign in with a key and see every key with its usage', async ({ page 
   await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign in' })).toHaveAttribute('aria-current', 'page');
   await page.getByLabel('API key').fill('psk_0000000000_wrong');
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('alert')).toContainText('unknown or has been revoked');
+  await expect(page.getByRole('alert')).toContainText('That key is not recognised');
 
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();

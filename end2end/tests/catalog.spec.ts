@@ -9,7 +9,7 @@ test('the catalog lists the demo pets with category, status and stock', async ({
   await expect(page).toHaveTitle('Catalog · Pet Store');
   const rex = page.locator('.card', { hasText: 'Rex' });
   await expect(rex).toContainText('Dogs');
-  await expect(rex).toContainText('available');
+  await expect(rex).toContainText('Available');
   await expect(rex).toContainText('3 in stock');
   // 13 demo pets, 12 a page: a next page exists and holds the rest.
   await expect(page.locator('.cards .card')).toHaveCount(12);

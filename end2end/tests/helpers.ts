@@ -70,3 +70,31 @@ export async function signIn(page: Page, key: string) {
 export function unique(base: string): string {
   return `${base} ${Math.random().toString(36).slice(2, 7)}`;
 }
+
+/** A new pet of the demo's Fish category with `stock` units, made through the API. */
+export async function stockedPet(page: Page, admin: string, name: string, stock: number): Promise<number> {
+  const headers = { 'X-API-Key': admin };
+  const categories = await (await page.request.get('/api/v1/categories?limit=100', { headers })).json();
+  const fish = categories.find((c: { name: string }) => c.name === 'Fish');
+  const created = await page.request.post('/api/v1/pets', { headers, data: { name, categoryId: fish.id } });
+  expect(created.status()).toBe(201);
+  const pet = await created.json();
+  const stocked = await page.request.put(`/api/v1/store/inventory/${pet.id}`, { headers, data: { quantity: stock } });
+  expect(stocked.status()).toBe(200);
+  return pet.id;
+}
+
+/** Orders of one pet as its key sees them through the API. */
+export async function ordersOf(page: Page, key: string, petId: number): Promise<{ id: number; quantity: number }[]> {
+  const listed = await page.request.get(`/api/v1/store/orders?petId=${petId}&limit=100`, { headers: { 'X-API-Key': key } });
+  expect(listed.status()).toBe(200);
+  return listed.json();
+}
+
+/** The two widths every flow is tried at (the issue's: a laptop and a phone). */
+export const WIDTHS = { desktop: { width: 1366, height: 900 }, phone: { width: 390, height: 844 } };
+
+/** A screenshot of the page as it is, for reviewers, in target/screenshots/. */
+export async function shoot(page: Page, name: string) {
+  await page.screenshot({ path: path.resolve(__dirname, `../../target/screenshots/${name}.png`), fullPage: true });
+}

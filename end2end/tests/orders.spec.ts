@@ -24,12 +24,12 @@ test('a shopper orders the last unit (pending), staff complete it (sold)', async
   await shopper.getByRole('button', { name: 'Order' }).click();
   await expect(shopper.getByRole('status')).toContainText('Ordered 1');
   await expect(shopper.locator('.facts .stock')).toHaveText('0');
-  await expect(shopper.locator('.facts .badge')).toHaveText('pending');
+  await expect(shopper.locator('.facts .badge')).toHaveText('Pending');
   await expect(shopper.getByText('Not available to order right now.')).toBeVisible();
 
   // The catalog follows at once.
   await shopper.goto('/?q=spike');
-  await expect(shopper.locator('.card', { hasText: 'Spike' })).toContainText('pending');
+  await expect(shopper.locator('.card', { hasText: 'Spike' })).toContainText('Pending');
   await expect(shopper.locator('.card', { hasText: 'Spike' })).toContainText('0 in stock');
 
   const staff = await (await browser.newContext()).newPage();
@@ -43,7 +43,7 @@ test('a shopper orders the last unit (pending), staff complete it (sold)', async
   await expect(row.locator('.order-status')).toHaveText('Completed');
 
   await petPage(shopper, 'Spike');
-  await expect(shopper.locator('.facts .badge')).toHaveText('sold');
+  await expect(shopper.locator('.facts .badge')).toHaveText('Sold');
   await shopper.goto('/orders');
   await expect(shopper.locator('tr', { hasText: 'Spike' }).locator('.order-status')).toHaveText('Completed');
 });
@@ -66,20 +66,26 @@ test('stock that ran out is a clear error; cancelled orders give their stock bac
   expect(api.status()).toBe(201);
   await page.getByLabel('Quantity').fill('2');
   await page.getByRole('button', { name: 'Order' }).click();
-  await expect(page.getByRole('alert')).toContainText('only 1 in stock, 2 ordered');
+  await expect(page.getByRole('alert')).toContainText('Only 1 in stock, 2 ordered.');
   await expect(page.locator('.facts .stock')).toHaveText('1');
 
   await page.goto('/orders');
   await hydrated(page);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('My orders');
   const rows = page.locator('tr', { hasText: 'Misty' });
+  const open = rows.filter({ has: page.locator('.badge-open') });
   await expect(rows).toHaveCount(2);
-  await rows.first().getByRole('button', { name: 'Cancel' }).click();
-  await expect(rows).toHaveCount(1);
-  await rows.first().getByRole('button', { name: 'Cancel' }).click();
-  await expect(rows).toHaveCount(0);
+  await expect(open).toHaveCount(2);
+  for (const left of [1, 0]) {
+    const row = open.first();
+    await row.locator('summary', { hasText: 'Cancel…' }).click();
+    await row.getByRole('button', { name: /^Yes, cancel order #\d+$/ }).click();
+    await expect(open).toHaveCount(left);
+  }
+  // Cancelled orders stay listed, marked so.
+  await expect(rows.filter({ has: page.locator('.badge-cancelled') })).toHaveCount(2);
 
   await petPage(page, 'Misty');
   await expect(page.locator('.facts .stock')).toHaveText('5');
-  await expect(page.locator('.facts .badge')).toHaveText('available');
+  await expect(page.locator('.facts .badge')).toHaveText('Available');
 });

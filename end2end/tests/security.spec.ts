@@ -48,3 +48,33 @@ test('the docs and console pages carry their policy and hydrate their islands un
     }
   }
 });
+
+test('the storefront stays usable on a Free key: 30 pages and 3 orders in a minute, no refusal', async ({ page }) => {
+  failOnPageErrors(page);
+  const refused: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() === 429) refused.push(`${response.request().method()} ${response.url()}`);
+  });
+  // A Free key, as a new shopper gets it.
+  await page.goto('/sign-up');
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Create my key' }).click();
+  await expect(page.locator('#new-key')).toContainText('psk_');
+  const paths = ['/', '/categories', '/?status=available', '/docs', '/orders', '/pets/1', '/pets/2', '/pets/3'];
+  for (let n = 0; n < 30; n++) {
+    await page.goto(paths[n % paths.length]);
+  }
+  // Three orders from the pet page (Tweety has stock to spare).
+  await page.goto('/?q=tweety');
+  await page.getByRole('link', { name: 'Tweety' }).click();
+  await hydrated(page);
+  const stock = Number(await page.locator('.facts .stock').textContent());
+  for (let n = 1; n <= 3; n++) {
+    await page.getByRole('button', { name: 'Order' }).click();
+    await expect(page.locator('.facts .stock')).toHaveText(String(stock - n));
+    await expect(page.getByRole('status')).toContainText('Ordered 1 × Tweety');
+  }
+  await page.goto('/orders');
+  await expect(page.locator('tbody tr', { hasText: 'Tweety' })).toHaveCount(3);
+  expect(refused).toEqual([]);
+});

@@ -7,7 +7,8 @@ use crate::ui::widgets::PageTitle;
 use super::widgets::{ErrorNotice, flash};
 use crate::error::AppError;
 use crate::model::Caller;
-use crate::server_fns::{SignIn, SignOut, SignUp};
+use crate::server_fns::{SignIn, SignOut, SignUp, viewer};
+use crate::ui::data;
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
@@ -49,14 +50,22 @@ fn SignInForm(next: Option<String>, sent: Option<Result<(), AppError>>) -> impl 
 
 #[component]
 pub fn SignUpPage() -> impl IntoView {
+    let who = data::resource(|| (), |_| viewer());
     view! {
         <PageTitle text="Sign up"/>
-        <SignUpForm/>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let current = who.await.ok().flatten();
+                view! { <SignUpForm current/> }
+            })}
+        </Suspense>
     }
 }
 
+/// `current` is who this browser is signed in as, if anyone: a new key would switch
+/// the browser to it, so the page says so first and asks.
 #[island]
-fn SignUpForm() -> impl IntoView {
+fn SignUpForm(current: Option<Caller>) -> impl IntoView {
     let sign_up = ServerAction::<SignUp>::new();
     let result = sign_up.value();
     let ready = RwSignal::new(false);
@@ -80,7 +89,20 @@ fn SignUpForm() -> impl IntoView {
                         _ => None,
                     };
                     view! {
+                        {current.map(|caller| view! {
+                            <div class="notice" role="note">
+                                <p><strong>{format!("You are signed in (key #{}).", caller.key_id)}</strong></p>
+                                <p>"A new key signs this browser in with it instead. Your orders stay with your current key: "
+                                   "to see them again, sign in with that key. Keep it if you still need it."</p>
+                            </div>
+                        })}
                         <ActionForm action=sign_up attr:class="stacked">
+                            {current.map(|_| view! {
+                                <label class="check">
+                                    <input type="checkbox" name="switch" value="yes" required/>
+                                    "Yes, make a new key and switch this browser to it"
+                                </label>
+                            })}
                             <label>
                                 "Name (optional)"
                                 <input type="text" name="name" maxlength="100" placeholder="my app"/>

@@ -1,7 +1,8 @@
 //! The catalog: pet cards with filters (category, status, name search) and paging.
 //!
 //! The filters are a plain GET form, so the page works without JavaScript; once the
-//! WASM runs, changing a picker applies it at once.
+//! WASM runs, a choice made with the pointer applies at once, and one made by keyboard
+//! when it is made (Enter, or the Apply button), not at every arrow key.
 
 use leptos::prelude::*;
 
@@ -66,8 +67,9 @@ pub fn CatalogPage() -> impl IntoView {
                         let current = query.get_untracked();
                         let first_page = current.cursor.is_some().then(|| current.url(None));
                         let next_page = page.next_cursor.clone().map(|cursor| current.url(Some(cursor)));
+                        let filtered = current.category.is_some() || current.status.is_some() || current.q.is_some();
                         view! {
-                            <PetCards cards=page.items/>
+                            <PetCards cards=page.items filtered/>
                             <nav class="pager" aria-label="Pages">
                                 {first_page.map(|href| view! { <a href=href rel="first">"← First page"</a> })}
                                 {next_page.map(|href| view! { <a href=href rel="next">"Next page →"</a> })}
@@ -82,9 +84,13 @@ pub fn CatalogPage() -> impl IntoView {
 }
 
 #[component]
-fn PetCards(cards: Vec<PetCard>) -> impl IntoView {
+fn PetCards(cards: Vec<PetCard>, filtered: bool) -> impl IntoView {
     if cards.is_empty() {
-        return view! { <p class="empty">"No pets match these filters."</p> }.into_any();
+        return if filtered {
+            view! { <p class="empty">"No pets match these filters. " <a href="/">"Clear the filters"</a></p> }.into_any()
+        } else {
+            view! { <p class="empty">"No pets yet."</p> }.into_any()
+        };
     }
     view! {
         <ul class="cards">
@@ -108,10 +114,13 @@ fn PetCards(cards: Vec<PetCard>) -> impl IntoView {
     .into_any()
 }
 
-/// The filters: a plain GET form; with JavaScript, a changed picker applies at once
-/// (the first page of the new filter).
+/// The filters: a plain GET form; with JavaScript, a picker chosen with the pointer
+/// applies at once (the first page of the new filter). Chosen by keyboard, it waits for
+/// Enter or Apply: arrow keys change a closed picker's value (and fire `change`) at
+/// every step, and loading a page at each would move focus to its top.
 #[island]
 fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoView {
+    let by_keyboard = StoredValue::new(false);
     let apply = {
         let query = query.clone();
         move |field: &'static str, value: String| {
@@ -124,16 +133,35 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
             let _ = window().location().assign(&next.url(None));
         }
     };
-    let apply_status = {
+    let on_change = {
         let apply = apply.clone();
-        move |ev| apply("status", event_target_value(&ev))
+        move |field: &'static str| {
+            let apply = apply.clone();
+            move |ev: leptos::ev::Event| {
+                if !by_keyboard.get_value() {
+                    apply(field, event_target_value(&ev));
+                }
+            }
+        }
     };
-    let apply_category = move |ev| apply("category", event_target_value(&ev));
+    let on_key = move |field: &'static str| {
+        let apply = apply.clone();
+        move |ev: leptos::ev::KeyboardEvent| {
+            if ev.key() == "Enter" {
+                ev.prevent_default();
+                apply(field, event_target_value(&ev));
+            } else if ev.key() != "Tab" {
+                by_keyboard.set_value(true);
+            }
+        }
+    };
+    let by_pointer = move |_| by_keyboard.set_value(false);
     view! {
         <form class="filters" method="get" action="/" role="search" aria-label="Filter pets">
             <label>
                 "Category"
-                <select name="category" on:change=apply_category>
+                <select name="category" on:change=on_change("category") on:keydown=on_key("category")
+                    on:pointerdown=by_pointer>
                     <option value="" selected=query.category.is_none()>"All categories"</option>
                     {categories
                         .into_iter()
@@ -147,13 +175,14 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
             </label>
             <label>
                 "Status"
-                <select name="status" on:change=apply_status>
+                <select name="status" on:change=on_change("status") on:keydown=on_key("status")
+                    on:pointerdown=by_pointer>
                     <option value="" selected=query.status.is_none()>"Any status"</option>
                     {PetStatus::ALL
                         .into_iter()
                         .map(|status| {
                             let selected = query.status.as_deref() == Some(status.as_str());
-                            view! { <option value=status.as_str() selected=selected>{status.as_str()}</option> }
+                            view! { <option value=status.as_str() selected=selected>{status.label()}</option> }
                         })
                         .collect_view()}
                 </select>

@@ -65,12 +65,15 @@ pub fn OrdersPage() -> impl IntoView {
 fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> impl IntoView {
     let cancel = ServerAction::<CancelOrder>::new();
     let complete = ServerAction::<CompleteOrder>::new();
+    // Read once: an order cancelled or completed here changes in its row, which stays
+    // where it is (even when it no longer matches the filters), so nothing moves under
+    // the pointer.
     let orders = data::resource(
         {
             let query = query.clone();
-            move || (query.clone(), cancel.version().get(), complete.version().get())
+            move || query.clone()
         },
-        |(query, _, _)| list_orders(query.state, query.pet, query.cursor),
+        |query| list_orders(query.state, query.pet, query.cursor),
     );
     // The last thing done here, in words: without JavaScript what the form sent did
     // (the flash), with it each action's answer as it comes.
@@ -130,7 +133,21 @@ fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> 
                                         </p>
                                     }.into_any()
                                 } else {
-                                    view! { <OrderTable list=page.items cancel complete staff/> }.into_any()
+                                    let rows = RwSignal::new(page.items);
+                                    Effect::new(move |_| {
+                                        if let Some(Ok(cancelled)) = cancel.value().get() {
+                                            update_row(rows, cancelled.order.order.id, |row| *row = cancelled.order.clone());
+                                        }
+                                    });
+                                    Effect::new(move |_| {
+                                        if let Some(Ok(completed)) = complete.value().get() {
+                                            update_row(rows, completed.id, |row| {
+                                                row.order = completed.clone();
+                                                row.state = OrderState::Completed;
+                                            });
+                                        }
+                                    });
+                                    view! { {move || view! { <OrderTable list=rows.get() cancel complete staff/> }} }.into_any()
                                 }}
                                 <nav class="pager" aria-label="Pages">
                                     {first.map(|href| view! { <a href=href rel="first">"← Newest orders"</a> })}
@@ -151,6 +168,14 @@ fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> 
             }}
         </Suspense>
     }
+}
+
+fn update_row(rows: RwSignal<Vec<OrderView>>, id: i64, change: impl FnOnce(&mut OrderView)) {
+    rows.update(|rows| {
+        if let Some(row) = rows.iter_mut().find(|row| row.order.id == id) {
+            change(row);
+        }
+    });
 }
 
 /// The orders as a table (a list of cards on a phone: see `.responsive` in the CSS).
@@ -193,7 +218,9 @@ fn OrderTable(
                                     <Confirm summary="Cancel…" question=format!("Cancel order #{} ({what})?", order.id)>
                                         <ActionForm action=cancel attr:class="inline">
                                             <input type="hidden" name="id" value=order.id/>
-                                            <button type="submit" class="danger">{format!("Yes, cancel order #{}", order.id)}</button>
+                                            <button type="submit" class="danger" disabled=move || cancel.pending().get()>
+                                                {format!("Yes, cancel order #{}", order.id)}
+                                            </button>
                                         </ActionForm>
                                     </Confirm>
                                 })}

@@ -2,6 +2,7 @@
 //! request ids and logs, timeouts, compression and security headers. `wrap` puts the
 //! layers around the whole router, API and pages alike.
 
+pub mod canonical;
 pub mod ceiling;
 pub mod forms;
 pub mod health;
@@ -120,7 +121,8 @@ impl<S: crate::HttpService> Service<Request> for CompressWhenAccepted<S> {
 /// - refuses cross-site calls to the server functions, and bodies they do not take;
 /// - answers plain (no-JavaScript) form posts to them with a redirect and the flash,
 ///   and gives their errors their own status (`forms`);
-/// - drops the parameters Leptos would read a form's error from in a page's address;
+/// - drops the parameters Leptos would read a form's error from in a page's address,
+///   and sends a page's other addresses to its own (`canonical`);
 /// - answers 503 when the answer is not ready within `answer_within`;
 /// - writes the security and caching headers, with the page's nonce;
 /// - counts and times every answer in the metrics, under its route's template.
@@ -169,7 +171,9 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
         };
         // Made here, outside the request's scope (`scope::within`): the services inside
         // only start their work, and read the scope, when their future is polled.
-        let answer = match security::refuse_server_fn_call(target, &request, self.public_url.as_deref()) {
+        let refusal = security::refuse_server_fn_call(target, &request, self.public_url.as_deref())
+            .or_else(|| canonical::redirect(target, &request));
+        let answer = match refusal {
             Some(refusal) => Answer::Refused(refusal),
             None if target == Target::ServerFn && request.method() == axum::http::Method::POST => {
                 // Not the hot path: the app is cloned and the call boxed.

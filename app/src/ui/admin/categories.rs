@@ -1,62 +1,83 @@
 //! Categories: create, rename, describe, delete. A category that still has pets says
-//! so, and the refusal (`category_in_use`) is shown on its row.
+//! so and offers no delete (it would be refused: `category_in_use`); an empty one is
+//! deleted after a confirmation.
 
 use leptos::prelude::*;
 
-use crate::ui::data;
-use crate::ui::widgets::PageTitle;
-
-use super::{FormOutcome, NameField, invalid};
+use super::{FormOutcome, NameField, emptied_on_success, invalid, last_answer};
 use crate::model::CategorySummary;
+use crate::server_fns::flash::Flash;
 use crate::server_fns::{DeleteCategory, SaveCategory, categories};
-use crate::ui::widgets::ErrorNotice;
+use crate::ui::data;
+use crate::ui::widgets::{Confirm, ErrorNotice, PageTitle, flash};
 
 #[component]
 pub fn CategoriesConsole() -> impl IntoView {
     view! {
         <PageTitle text="Staff: categories"/>
-        <CategoriesConsoleIsland/>
+        <CategoriesConsoleIsland sent=flash()/>
     }
 }
 
-/// The console page itself: its forms update the list in place.
+/// The console page itself: its forms update the list in place. `sent` is what a form
+/// sent without JavaScript did.
 #[island]
-fn CategoriesConsoleIsland() -> impl IntoView {
+fn CategoriesConsoleIsland(sent: Option<Flash>) -> impl IntoView {
     let create = ServerAction::<SaveCategory>::new();
     // Bumped by each row when it saves or deletes, so the list is read again.
     let changed = RwSignal::new(0u32);
     let list = data::resource(move || (create.version().get(), changed.get()), |_| categories());
-    let result = create.value();
+    let result = last_answer(create, sent.as_ref().and_then(|sent| sent.outcome_of::<SaveCategory>(None)));
+    let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<SaveCategory>(None, field));
+    let (name, description) = (typed("name"), typed("description"));
+    let form = emptied_on_success(create);
+    let deleted = sent.as_ref().and_then(|sent| sent.outcome_of_any::<DeleteCategory>());
     view! {
         <h1>"Categories"</h1>
+        {deleted.and_then(|(id, outcome)| outcome.ok().map(|()| view! {
+            <p class="notice notice-success" role="status">{format!("Category #{id} was deleted.")}</p>
+        }))}
         <section class="panel" aria-labelledby="new-category">
             <h2 id="new-category">"New category"</h2>
-            <ActionForm action=create attr:class="row-form">
-                <NameField invalid=move || invalid(&result.get(), "name")/>
+            <ActionForm action=create node_ref=form attr:class="row-form">
+                <NameField invalid=move || invalid(&result.get(), "name") value=name/>
                 <label class="grow">"Description"
-                    <input type="text" name="description" maxlength="1000"/>
+                    <input type="text" name="description" maxlength="1000" value=description/>
                 </label>
                 <button type="submit">"Create category"</button>
             </ActionForm>
-            <FormOutcome result=result.into() done="Category created."/>
+            {move || match result.get() {
+                Some(Ok(category)) => view! {
+                    <p class="form-done" role="status">
+                        {format!("Created {} (category #{}). ", category.name, category.id)}
+                        <a href=format!("#category-{}", category.id)>"See it below"</a>" · "
+                        <a href=format!("/?category={}", category.id)>"See it in the shop"</a>
+                    </p>
+                }.into_any(),
+                _ => view! { <FormOutcome result done=""/> }.into_any(),
+            }}
         </section>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match list.await {
-                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
-                    Ok(list) => view! {
-                        <ul class="console-list">
-                            {list.into_iter().map(|category| view! { <CategoryRow category changed/> }).collect_view()}
-                        </ul>
-                    }.into_any(),
-                }
-            })}
+            {move || {
+                let sent = sent.clone();
+                Suspend::new(async move {
+                    match list.await {
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                        Ok(list) => view! {
+                            <ul class="console-list">
+                                {list.into_iter().map(|category| view! { <CategoryRow category changed sent=sent.clone()/> }).collect_view()}
+                            </ul>
+                        }.into_any(),
+                    }
+                })
+            }}
         </Suspense>
     }
 }
 
 #[component]
-fn CategoryRow(category: CategorySummary, changed: RwSignal<u32>) -> impl IntoView {
+fn CategoryRow(category: CategorySummary, changed: RwSignal<u32>, sent: Option<Flash>) -> impl IntoView {
+    let id = category.id;
     let save = ServerAction::<SaveCategory>::new();
     let delete = ServerAction::<DeleteCategory>::new();
     Effect::new(move |previous: Option<(usize, usize)>| {
@@ -67,37 +88,53 @@ fn CategoryRow(category: CategorySummary, changed: RwSignal<u32>) -> impl IntoVi
         }
         now
     });
-    let in_use = match category.pet_count {
-        0 => None,
-        1 => Some("1 pet is in it: move or delete it first".to_string()),
-        n => Some(format!("{n} pets are in it: move or delete them first")),
-    };
+    let saved = last_answer(save, sent.as_ref().and_then(|sent| sent.outcome_of::<SaveCategory>(Some(id))));
+    let deleted = last_answer(delete, sent.as_ref().and_then(|sent| sent.outcome_of::<DeleteCategory>(Some(id))));
+    // After a refusal without JavaScript, what was typed; else what is stored.
+    let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<SaveCategory>(Some(id), field));
+    let name = typed("name").unwrap_or(category.name.clone());
+    let description = typed("description").or(category.description.clone()).unwrap_or_default();
     let label = format!("Category {}", category.name);
-    let (id, name, description) =
-        (category.id, category.name.clone(), category.description.clone().unwrap_or_default());
-    let delete_label = format!("Delete {}", category.name);
     view! {
-        <li class="panel" data-category-id=category.id aria-label=label>
+        <li class="panel" id=format!("category-{id}") data-category-id=id aria-label=label>
             <ActionForm action=save attr:class="row-form">
                 <input type="hidden" name="id" value=id/>
                 <label>"Name"
-                    <input type="text" name="name" required maxlength="100" value=name/>
+                    <input type="text" name="name" required maxlength="100" value=name
+                        aria-invalid=move || invalid(&saved.get(), "name").to_string()/>
                 </label>
                 <label class="grow">"Description"
-                    <input type="text" name="description" maxlength="1000"
-                        value=description/>
+                    <input type="text" name="description" maxlength="1000" value=description/>
                 </label>
                 <button type="submit">"Save"</button>
             </ActionForm>
-            <FormOutcome result=save.value().into() done="Saved."/>
+            <FormOutcome result=saved done="Saved."/>
             <div class="row-form">
-                <span class="meta">{in_use.clone().unwrap_or_else(|| "No pets in it.".into())}</span>
-                <ActionForm action=delete attr:class="inline">
-                    <input type="hidden" name="id" value=id/>
-                    <button type="submit" class="danger">{delete_label}</button>
-                </ActionForm>
+                {match category.pet_count {
+                    0 => view! {
+                        <span class="meta">"No pets in it."</span>
+                        <Confirm summary=format!("Delete {}…", category.name)
+                            question=format!("Delete the category {} for good?", category.name)>
+                            <ActionForm action=delete attr:class="inline">
+                                <input type="hidden" name="id" value=id/>
+                                <button type="submit" class="danger">{format!("Yes, delete {}", category.name)}</button>
+                            </ActionForm>
+                        </Confirm>
+                    }.into_any(),
+                    // Deleting would be refused: say why, and where to go instead.
+                    count => view! {
+                        <span class="meta">
+                            {if count == 1 {
+                                "1 pet is in it: move or delete it before deleting the category. ".to_string()
+                            } else {
+                                format!("{count} pets are in it: move or delete them before deleting the category. ")
+                            }}
+                            <a href=format!("/?category={id}")>"See them"</a>
+                        </span>
+                    }.into_any(),
+                }}
             </div>
-            <FormOutcome result=delete.value().into() done="Deleted."/>
+            <FormOutcome result=deleted done="Deleted."/>
         </li>
     }
 }

@@ -1,76 +1,131 @@
-//! Keys: create one (the secret shown once, with a copy button), revoke one, and see
-//! each key's requests today against its plan's daily limit.
+//! Keys: create one (the secret shown once, with a copy button), revoke one (after a
+//! confirmation; the key the staff member is signed in with says so first; the last
+//! active admin key is not offered, since the server refuses it), and see each key's
+//! requests today against its plan's daily limit.
 
 use leptos::prelude::*;
 
-use crate::ui::data;
-use crate::ui::widgets::PageTitle;
-
-use super::{FormOutcome, NameField, invalid};
+use super::{FormOutcome, NameField, emptied_on_success, invalid, last_answer};
 use crate::model::{Plan, Role};
-use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys};
+use crate::server_fns::flash::Flash;
+use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys, viewer};
 use crate::ui::account::NewKey;
-use crate::ui::widgets::ErrorNotice;
+use crate::ui::data;
+use crate::ui::widgets::{Confirm, ErrorNotice, LocalTime, PageTitle, flash};
 
 #[component]
 pub fn KeysConsole() -> impl IntoView {
+    let who = data::resource(|| (), |_| viewer());
     view! {
         <PageTitle text="Staff: keys"/>
-        <KeysConsoleIsland/>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let me = who.await.ok().flatten().map(|caller| caller.key_id);
+                view! { <KeysConsoleIsland me sent=flash()/> }
+            })}
+        </Suspense>
     }
 }
 
-/// The console page itself: a new key is shown once, in place.
+/// The console page itself: a new key is shown once, in place. `me` is the key the
+/// page is used with; `sent` what a form sent without JavaScript did.
 #[island]
-fn KeysConsoleIsland() -> impl IntoView {
+fn KeysConsoleIsland(me: Option<i64>, sent: Option<Flash>) -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let revoke = ServerAction::<RevokeKey>::new();
     let keys = data::resource(move || (create.version().get(), revoke.version().get()), |_| admin_keys());
-    let result = create.value();
+    let result = last_answer(create, sent.as_ref().and_then(|sent| sent.outcome_of::<CreateKey>(None)));
+    let revoked = last_answer(
+        revoke,
+        sent.as_ref().and_then(|sent| sent.outcome_of_any::<RevokeKey>()).map(|(_, outcome)| outcome),
+    );
+    let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<CreateKey>(None, field));
+    let (name, role, plan) = (typed("name"), typed("role"), typed("plan"));
+    let (per_minute, per_day) = (typed("per_minute"), typed("per_day"));
+    let form = emptied_on_success(create);
+    // Revoking the key this page is used with ends its session: nothing here works
+    // any more, so go to the sign-in page.
+    Effect::new(move |_| {
+        if let (Some(Ok(key)), Some(me)) = (revoke.value().get(), me) {
+            if key.id == me {
+                let _ = window().location().assign("/sign-in");
+            }
+        }
+    });
     view! {
         <h1>"API keys"</h1>
         <section class="panel" aria-labelledby="new-key-title">
             <h2 id="new-key-title">"New key"</h2>
-            <ActionForm action=create attr:class="row-form">
-                <NameField invalid=move || invalid(&result.get(), "name")/>
-                <label>"Role"
-                    <select name="role">
-                        {Role::ALL.into_iter().map(|role| view! { <option value=role.as_str()>{role.as_str()}</option> }).collect_view()}
-                    </select>
-                </label>
-                <label>"Plan"
-                    <select name="plan">
-                        {Plan::ALL.into_iter().map(|plan| view! { <option value=plan.as_str()>{plan_label(plan)}</option> }).collect_view()}
-                    </select>
-                </label>
-                <label>"Per minute (Enterprise)"
-                    <input type="number" name="per_minute" min="1" inputmode="numeric"
-                        aria-invalid=move || invalid(&result.get(), "perMinute").to_string()/>
-                </label>
-                <label>"Per day (Enterprise)"
-                    <input type="number" name="per_day" min="1" inputmode="numeric"
-                        aria-invalid=move || invalid(&result.get(), "perDay").to_string()/>
-                </label>
-                <button type="submit">"Create key"</button>
-            </ActionForm>
-            {move || result.get().and_then(Result::ok).map(|created| view! { <NewKey key=created.key/> })}
-            <FormOutcome result=result.into() done=""/>
+            {
+                let (role, plan) = (role.unwrap_or_default(), plan.unwrap_or_default());
+                view! {
+                    <ActionForm action=create node_ref=form attr:class="row-form">
+                        <NameField invalid=move || invalid(&result.get(), "name") value=name/>
+                        <label>"Role"
+                            <select name="role">
+                                {Role::ALL.into_iter().map(|r| view! {
+                                    <option value=r.as_str() selected=role == r.as_str()>{r.label()}</option>
+                                }).collect_view()}
+                            </select>
+                        </label>
+                        <label>"Plan"
+                            <select name="plan">
+                                {Plan::ALL.into_iter().map(|p| view! {
+                                    <option value=p.as_str() selected=plan == p.as_str()>{plan_label(p)}</option>
+                                }).collect_view()}
+                            </select>
+                        </label>
+                        <label>"Per minute (Enterprise)"
+                            <input type="number" name="per_minute" min="1" inputmode="numeric" value=per_minute
+                                aria-invalid=move || invalid(&result.get(), "perMinute").to_string()/>
+                        </label>
+                        <label>"Per day (Enterprise)"
+                            <input type="number" name="per_day" min="1" inputmode="numeric" value=per_day
+                                aria-invalid=move || invalid(&result.get(), "perDay").to_string()/>
+                        </label>
+                        <button type="submit">"Create key"</button>
+                    </ActionForm>
+                }
+            }
+            {move || result.get().and_then(Result::ok).map(|created| view! {
+                <p class="form-done" role="status">
+                    {format!("Created key #{} ({}, {}).", created.key_info.id, created.key_info.name, created.key_info.plan.as_str())}
+                </p>
+                <NewKey key=created.key/>
+            })}
+            <FormOutcome result done=""/>
         </section>
-        <FormOutcome result=revoke.value().into() done="Key revoked."/>
+        <div aria-live="polite">
+            {move || match revoked.get() {
+                Some(Ok(key)) => view! {
+                    <p class="notice notice-success" role="status">{format!("Revoked key #{} ({}).", key.id, key.name)}</p>
+                }.into_any(),
+                other => view! { <FormOutcome result=Signal::derive(move || other.clone()) done=""/> }.into_any(),
+            }}
+        </div>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match keys.await {
-                    Ok(list) => view! {
-                        <table class="table keys">
-                            <thead><tr>
-                                <th scope="col">"Id"</th><th scope="col">"Name"</th><th scope="col">"Role"</th>
-                                <th scope="col">"Plan"</th><th scope="col">"Used today"</th><th scope="col">"State"</th>
-                            </tr></thead>
-                            <tbody>
-                                {list.into_iter().map(|row| view! { <KeyRow row revoke/> }).collect_view()}
-                            </tbody>
-                        </table>
-                    }.into_any(),
+                    Ok(list) => {
+                        let active_admins = list
+                            .iter()
+                            .filter(|row| row.key.role == Role::Admin && row.key.revoked_at.is_none())
+                            .count();
+                        view! {
+                            <table class="table keys responsive">
+                                <thead><tr>
+                                    <th scope="col" class="number">"Id"</th><th scope="col">"Name"</th><th scope="col">"Role"</th>
+                                    <th scope="col">"Plan"</th><th scope="col">"Used today"</th><th scope="col">"State"</th>
+                                </tr></thead>
+                                <tbody>
+                                    {list.into_iter().map(|row| {
+                                        let last_admin = active_admins == 1 && row.key.role == Role::Admin;
+                                        view! { <KeyRow row revoke mine=me last_admin/> }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
                     Err(error) => view! { <ErrorNotice error/> }.into_any(),
                 }
             })}
@@ -80,37 +135,47 @@ fn KeysConsoleIsland() -> impl IntoView {
 
 fn plan_label(plan: Plan) -> String {
     match plan.limits() {
-        Some(limits) => format!("{} ({}/min, {}/day)", plan.as_str(), limits.per_minute, limits.per_day),
-        None => format!("{} (limits below)", plan.as_str()),
+        Some(limits) => format!("{} ({}/min, {}/day)", plan.label(), limits.per_minute, limits.per_day),
+        None => format!("{} (limits below)", plan.label()),
     }
 }
 
 #[component]
-fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>) -> impl IntoView {
+fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>, mine: Option<i64>, last_admin: bool) -> impl IntoView {
     let key = row.key;
     let per_day = i64::from(key.limits.per_day);
     // Whole per cent, rounded, in integers (formatting a float would bring its code into
     // the WASM).
     let percent = if per_day > 0 { (row.used_today * 100 + per_day / 2) / per_day } else { 0 };
+    let question = if mine == Some(key.id) {
+        format!("Key #{} is the one you are signed in with: revoking it signs you out here. Revoke it?", key.id)
+    } else {
+        format!("Revoke key #{} ({})? Its next request fails and its sessions end.", key.id, key.name)
+    };
     view! {
         <tr data-key-id=key.id>
-            <td>{key.id}</td>
-            <td>{key.name.clone()}</td>
-            <td>{key.role.as_str()}</td>
-            <td>{format!("{} ({}/min)", key.plan.as_str(), key.limits.per_minute)}</td>
-            <td>
+            <td data-label="Id" class="number">{key.id}</td>
+            <td data-label="Name">{key.name.clone()}{(mine == Some(key.id)).then(|| view! { " " <span class="meta">"(you)"</span> })}</td>
+            <td data-label="Role">{key.role.label()}</td>
+            <td data-label="Plan">{format!("{} ({}/min)", key.plan.label(), key.limits.per_minute)}</td>
+            <td data-label="Used today">
                 <meter min="0" max=per_day value=row.used_today high=per_day * 8 / 10 optimum="0"
                     aria-label=format!("Requests today by key {}", key.id)></meter>
                 " "{format!("{} / {} ({percent} %)", row.used_today, per_day)}
             </td>
-            <td>
-                {match key.revoked_at {
-                    Some(at) => view! { <span class="meta">{format!("revoked {at}")}</span> }.into_any(),
-                    None => view! {
-                        <ActionForm action=revoke attr:class="inline">
-                            <input type="hidden" name="id" value=key.id/>
-                            <button type="submit" class="danger">{format!("Revoke key {}", key.id)}</button>
-                        </ActionForm>
+            <td data-label="State" class="actions">
+                {match (key.revoked_at, last_admin) {
+                    (Some(at), _) => view! { <span class="meta">"Revoked "<LocalTime iso=at/></span> }.into_any(),
+                    (None, true) => view! {
+                        <span class="meta">"Active: the last admin key, so it cannot be revoked"</span>
+                    }.into_any(),
+                    (None, false) => view! {
+                        <Confirm summary=format!("Revoke key {}…", key.id) question>
+                            <ActionForm action=revoke attr:class="inline">
+                                <input type="hidden" name="id" value=key.id/>
+                                <button type="submit" class="danger">{format!("Yes, revoke key {}", key.id)}</button>
+                            </ActionForm>
+                        </Confirm>
                     }.into_any(),
                 }}
             </td>

@@ -96,6 +96,27 @@ pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     }
 }
 
+/// A create form's `<form>`, emptied (reset to what the page was rendered with) each
+/// time its action succeeds, so that the next thing made starts blank and a second
+/// click cannot make a duplicate; a refusal leaves what was typed. (Rendering the form
+/// again would not do: Leptos updates the same elements in place, and an input's typed
+/// value is not its attribute.)
+pub fn emptied_on_success<S>(action: ServerAction<S>) -> NodeRef<leptos::html::Form>
+where
+    S: ServerFn<Error = AppError> + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+{
+    let form = NodeRef::<leptos::html::Form>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = action.value().get() {
+            if let Some(form) = form.get_untracked() {
+                form.reset();
+            }
+        }
+    });
+    form
+}
+
 /// What a form shows: its action's last answer, or else what the same form did when
 /// sent without JavaScript (`sent`, from the flash).
 pub fn last_answer<S>(

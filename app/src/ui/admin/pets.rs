@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{FormOutcome, NameField, invalid, last_answer};
+use super::{FormOutcome, NameField, emptied_on_success, invalid, last_answer};
 use crate::model::{CategorySummary, PetCard, PetStatus};
 use crate::server_fns::flash::Flash;
 use crate::server_fns::{DeletePet, SavePet, catalog, categories, pet};
@@ -37,14 +37,7 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, sent: Option<Fla
     let result = last_answer(save, sent.as_ref().and_then(|sent| sent.outcome_of::<SavePet>(None)));
     let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<SavePet>(None, field));
     let (name, category, status) = (typed("name"), typed("category_id"), typed("status"));
-    // Pets created here (with JavaScript): the form is made again after each, so it
-    // starts empty; a refusal leaves it (and what was typed) alone.
-    let created = RwSignal::new(0u32);
-    Effect::new(move |_| {
-        if let Some(Ok(_)) = save.value().get() {
-            created.update(|n| *n += 1);
-        }
-    });
+    let form = emptied_on_success(save);
     // After "Delete" on a pet's page, the browser comes back here.
     let deleted = sent.as_ref().and_then(|sent| sent.outcome_of_any::<DeletePet>()).and_then(|(id, outcome)| {
         outcome.ok().map(|()| view! { <p class="notice notice-success" role="status">{format!("Pet #{id} was deleted.")}</p> })
@@ -60,23 +53,14 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, sent: Option<Fla
                     let (name, category, status) = (name.clone(), category.clone(), status.clone());
                     Suspend::new(async move {
                         let options = category_list.await.unwrap_or_default();
+                        let category = category.and_then(|c| c.parse().ok());
                         view! {
-                            {move || {
-                                let options = options.clone();
-                                let (name, category, status) = if created.get() > 0 {
-                                    (None, None, None)
-                                } else {
-                                    (name.clone(), category.clone().and_then(|c| c.parse().ok()), status.clone())
-                                };
-                                view! {
-                                    <ActionForm action=save attr:class="row-form">
-                                        <NameField invalid=move || invalid(&result.get(), "name") value=name.clone()/>
-                                        <CategoryPicker options selected=category result/>
-                                        <StatusPicker current=None chosen=status/>
-                                        <button type="submit">"Create pet"</button>
-                                    </ActionForm>
-                                }
-                            }}
+                            <ActionForm action=save node_ref=form attr:class="row-form">
+                                <NameField invalid=move || invalid(&result.get(), "name") value=name/>
+                                <CategoryPicker options selected=category result/>
+                                <StatusPicker current=None chosen=status/>
+                                <button type="submit">"Create pet"</button>
+                            </ActionForm>
                         }
                     })
                 }}
