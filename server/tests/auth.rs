@@ -127,6 +127,37 @@ async fn admins_create_list_and_revoke_keys_and_revocation_is_immediate() {
 }
 
 #[tokio::test]
+async fn the_last_active_admin_key_cannot_be_revoked() {
+    let app = TestApp::new().await;
+    let admin_id: i64 = sqlx::query_scalar("SELECT id FROM api_keys WHERE name = 'test admin'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    // The only admin key: refused, through the API and the console, and it still works.
+    let message = app.delete(&format!("/api/v1/keys/{admin_id}")).await.assert_error(409, "last_admin_key").to_owned();
+    assert!(message.contains("last active admin key"), "{message}");
+    let token = app::services::sessions::start(&app.pool, T0, admin_id, None).await.unwrap();
+    let console = Request::post("/_app/staff_revoke_key")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("cookie", format!("{}={token}", app.state.session_cookie.name()))
+        .body(Body::from(format!("id={admin_id}")))
+        .unwrap();
+    app.send(console).await.assert_error(409, "last_admin_key");
+    assert_eq!(app.get("/api/v1/keys").await.status, StatusCode::OK);
+
+    // With a second admin key either may go, but not both.
+    let (second_id, second) = app.key(Role::Admin, Plan::Pro, None).await;
+    let revoked = app.request_as(Some(&second), Method::DELETE, &format!("/api/v1/keys/{admin_id}"), None).await;
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text);
+    app.request_as(Some(&second), Method::DELETE, &format!("/api/v1/keys/{second_id}"), None)
+        .await
+        .assert_error(409, "last_admin_key");
+    // Revoking an already revoked key stays a no-op, whatever the count.
+    let again = app.request_as(Some(&second), Method::DELETE, &format!("/api/v1/keys/{admin_id}"), None).await;
+    assert_eq!(again.status, StatusCode::OK);
+}
+
+#[tokio::test]
 async fn headers_count_down_refusals_do_not_count_and_the_window_rolls_over() {
     let app = TestApp::new().await;
     let (_, key) = app.key(Role::Customer, Plan::Free, None).await;

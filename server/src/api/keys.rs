@@ -23,7 +23,10 @@ use crate::AppState;
     request_body(content = NewApiKey, description = "`NewApiKey` with an admin key; else `SignUp` or nothing"),
     responses(
         (status = 201, description = "Created; `key` is the secret", body = CreatedApiKey,
-            headers(("Location" = String, description = "URL of the new key"))),
+            headers(
+                ("Location" = String, description = "URL of the new key"),
+                ("Cache-Control" = String, description = "`no-store`: the answer carries the secret"),
+            )),
         BodyErrors,
         AuthErrors,
     ))]
@@ -94,13 +97,15 @@ pub async fn list_keys(
 /// Revoke a key (admin)
 ///
 /// The key stops working with the next request and its browser sessions end.
-/// Revoking a revoked key changes nothing.
+/// Revoking a revoked key changes nothing. The last active admin key cannot be revoked
+/// (409 `last_admin_key`): create another admin key first.
 #[utoipa::path(delete, path = "/keys/{keyId}", tag = "Store", operation_id = "revokeKey",
     params(("keyId" = i64, Path, description = "Id of the key", minimum = 1)),
     responses(
         (status = 200, description = "The revoked key", body = ApiKey),
         (status = 400, description = "`keyId` is not an integer (`bad_request`)", body = AppError),
         (status = 404, description = "No such key (`not_found`)", body = AppError),
+        (status = 409, description = "The last active admin key (`last_admin_key`)", body = AppError),
         AuthErrors,
     ))]
 pub async fn revoke_key(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<ApiKey>> {

@@ -25,7 +25,14 @@ use crate::{AppState, Config};
         version = "1.0.0",
         description = "The pet store's public REST API: pets, categories and inventory. \
             Every error is an `Error` object `{code, message, status}`. List endpoints page with \
-            `limit` and `cursor`; the next page is in the `Link: <…>; rel=\"next\"` header.",
+            `limit` and `cursor`; the next page is in the `Link: <…>; rel=\"next\"` header.\n\n\
+            Rate limits are the key's, wherever it is used: these requests, and the storefront's \
+            own calls made with a browser signed in with the key, count against its plan's minute \
+            and day; a banned key is refused everywhere. Requests without a key count against the \
+            client's address (IPv6 by /64) at the Free plan's numbers; requests with a key that does \
+            not work, in a bucket of their own, so that guessing is throttled and banned without \
+            banning the address. The client's address is the connection's, or, behind a proxy the \
+            operator trusts (`--trusted-proxies`), the one `X-Forwarded-For` names.",
     ),
     servers((url = "/api/v1", description = "This server, API version 1")),
     tags(
