@@ -70,6 +70,9 @@ pub struct ParamDoc {
     pub required: bool,
     pub type_label: String,
     pub description: String,
+    /// The values it takes, when they are few (an enum, a boolean): the try-it panel
+    /// offers them in a picker.
+    pub values: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -199,6 +202,7 @@ mod build {
                 required: param.get("required").and_then(Value::as_bool).unwrap_or(false),
                 type_label: param.get("schema").map(type_label).unwrap_or_default(),
                 description: text(param, "description"),
+                values: param.get("schema").map(|schema| choices(schema, schemas)).unwrap_or_default(),
             })
             .collect();
         let body = operation.get("requestBody").map(|body| {
@@ -260,6 +264,27 @@ mod build {
 
     fn ref_name(schema: &Value) -> Option<&str> {
         schema.get("$ref").and_then(Value::as_str).and_then(|r| r.rsplit('/').next())
+    }
+
+    /// The values a parameter's schema allows, when it names them: an enum (its own, or
+    /// the schema it refers to) or a boolean.
+    fn choices(schema: &Value, schemas: &Value) -> Vec<String> {
+        // `Option<PetStatus>` reads `oneOf: [null, $ref]`: the choices of its variants.
+        for union in ["oneOf", "anyOf"] {
+            if let Some(variants) = schema.get(union).and_then(Value::as_array) {
+                return variants.iter().flat_map(|variant| choices(variant, schemas)).collect();
+            }
+        }
+        let resolved = ref_name(schema).and_then(|name| schemas.get(name)).unwrap_or(schema);
+        if let Some(values) = resolved.get("enum").and_then(Value::as_array) {
+            return values.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+        }
+        let boolean = match resolved.get("type") {
+            Some(Value::String(t)) => t == "boolean",
+            Some(Value::Array(list)) => list.iter().any(|t| t == "boolean"),
+            _ => false,
+        };
+        if boolean { vec!["true".into(), "false".into()] } else { Vec::new() }
     }
 
     /// A short human type: `Pet`, `array of Pet`, `string (date-time)`, `integer | null`.
@@ -389,14 +414,31 @@ mod build {
         said.join(", ")
     }
 
-    /// The README's API guide, rendered to HTML (our own text, so it is trusted).
+    /// The README's API guide, rendered to HTML (our own text, so it is trusted). Its
+    /// sections are `###` in the README, under `## The REST API`; on the page they sit
+    /// right under the `<h1>`, so each heading moves up one level (no level skipped).
     pub(super) fn guide_html(readme: &str) -> String {
+        use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
         let Some(start) = readme.find(GUIDE_BEGIN) else { return String::new() };
         let begin = readme[start..].find('\n').map_or(readme.len(), |n| start + n + 1);
         let end = readme[begin..].find(GUIDE_END).map_or(readme.len(), |n| begin + n);
-        let options = pulldown_cmark::Options::ENABLE_TABLES;
+        let up = |level: HeadingLevel| match level {
+            HeadingLevel::H3 => HeadingLevel::H2,
+            HeadingLevel::H4 => HeadingLevel::H3,
+            HeadingLevel::H5 => HeadingLevel::H4,
+            other => other,
+        };
+        let events = pulldown_cmark::Parser::new_ext(&readme[begin..end], pulldown_cmark::Options::ENABLE_TABLES).map(
+            |event| match event {
+                Event::Start(Tag::Heading { level, id, classes, attrs }) => {
+                    Event::Start(Tag::Heading { level: up(level), id, classes, attrs })
+                }
+                Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(up(level))),
+                other => other,
+            },
+        );
         let mut html = String::new();
-        pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new_ext(&readme[begin..end], options));
+        pulldown_cmark::html::push_html(&mut html, events);
         html
     }
 }
@@ -408,8 +450,8 @@ mod tests {
     #[test]
     fn the_guide_is_the_readme_part_between_the_markers() {
         let html = build::guide_html(include_str!("../../README.md"));
-        assert!(html.contains("<h3>Your first authenticated call</h3>"), "{html}");
-        assert!(html.contains("<h3>Versioning</h3>"));
+        assert!(html.contains("<h2>Your first authenticated call</h2>"), "{html}");
+        assert!(html.contains("<h2>Versioning</h2>"));
         assert!(html.contains("<table>"), "the plan table is a table");
         assert!(!html.contains("Performance figures"), "stops at the end marker");
         assert!(!html.contains("## "), "no Markdown left over");

@@ -19,7 +19,10 @@ test('the reference reads without JavaScript, from the live document', async ({ 
       await expect(article.locator('h3')).toContainText(`${method.toUpperCase()} /api/v1${path}`);
       const group = page.getByRole('region', { name: operation.tags?.[0] ?? 'Other', exact: true });
       await expect(group.locator(`article#op-${operation.operationId}`)).toHaveCount(1);
-      await expect(article.locator('.badge').first()).toHaveText(operation['x-stability']);
+      // A deprecated operation is badged so, and not also "Stable".
+      const stability: string = operation['x-stability'];
+      const badge = operation.deprecated ? 'Deprecated' : stability[0].toUpperCase() + stability.slice(1);
+      await expect(article.locator('.badges .badge')).toHaveText([badge]);
     }
   }
   // Parameters, bodies, statuses with their Error codes.
@@ -34,7 +37,7 @@ test('the reference reads without JavaScript, from the live document', async ({ 
   const sunset = document.paths['/pets/{petId}'].get['x-sunset'];
   await expect(getPet.getByRole('note')).toContainText(`It stops working on ${sunset}`);
   await expect(getPet.getByRole('note')).toContainText('Use GET /pets?ids={petId} instead.');
-  await expect(page.locator('article#op-createKey .badge').first()).toHaveText('beta');
+  await expect(page.locator('article#op-createKey .badge').first()).toHaveText('Beta');
 
   // The guide is the README's: authentication, the plan table, errors, versioning.
   const guide = page.getByRole('region', { name: 'Guide' });
@@ -42,6 +45,10 @@ test('the reference reads without JavaScript, from the live document', async ({ 
     await expect(guide.getByRole('heading', { name: heading })).toBeVisible();
   }
   await expect(guide.getByRole('row', { name: /Business 1,000 100,000/ })).toBeVisible();
+  // Its examples use this store's own address, and its headings follow the page's.
+  await expect(guide).toContainText(`curl -s -X POST ${new URL(page.url()).host}/api/v1/keys`);
+  await expect(guide).not.toContainText('localhost:3000');
+  await expect(guide.locator('h2', { hasText: 'Rate limits' })).toHaveCount(1);
   await context.close();
 });
 
@@ -61,13 +68,26 @@ test('try it: GET /pets with the signed-in key answers 200 with the rate-limit h
   await panel.getByText('Try it').click();
   await expect(panel.getByLabel('My signed-in key')).toBeChecked();
   await panel.getByLabel(/^limit/).fill('2');
+  // A parameter of a few values is a picker.
+  await panel.getByLabel(/^status/).selectOption('available');
+  // The request it makes, and the same with curl (the key as $KEY, never shown).
+  await expect(panel.locator('.request')).toHaveText('Request: GET /api/v1/pets?status=available&limit=2');
+  const origin = new URL(page.url()).origin;
+  await expect(panel.locator('.curl')).toHaveText(`curl -i -X GET '${origin}/api/v1/pets?status=available&limit=2' -H "X-API-Key: $KEY"`);
   await panel.getByRole('button', { name: 'Send' }).click();
   await expect(panel.locator('.status-code')).toHaveText('200');
   const remaining = panel.locator('tr[data-header="x-ratelimit-remaining"]');
   await expect(remaining).toHaveClass(/highlight/);
   await expect(remaining.locator('td')).toHaveText(/^\d+ ★$/);
+  // The reset is also said as a time of day.
+  await expect(panel.locator('tr[data-header="x-ratelimit-reset"] td')).toHaveText(/^\d+ \(.*\d.*\) ★$/);
   const body = JSON.parse((await panel.locator('pre.body').textContent())!);
   expect(body).toHaveLength(2);
+  // The body comes before the headers.
+  const bodyFirst = await panel.locator('pre.body').evaluate(
+    (pre) => !!(pre.compareDocumentPosition(pre.parentElement!.querySelector('table.headers')!) & Node.DOCUMENT_POSITION_FOLLOWING),
+  );
+  expect(bodyFirst).toBe(true);
 });
 
 test('try it with a pasted key, by keyboard alone; a bad key shows the Error object', async ({ page }) => {

@@ -98,6 +98,16 @@ impl Config {
     pub fn is_https(&self) -> bool {
         self.public_url.as_deref().is_some_and(|url| url.starts_with("https://"))
     }
+
+    /// The store's own address, for the examples of the docs page: `--public-url`, else
+    /// `http://` and the address it listens on (an unspecified one read as `localhost`).
+    pub fn origin(&self) -> String {
+        if let Some(url) = &self.public_url {
+            return url.clone();
+        }
+        let addr = self.addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 3000)));
+        if addr.ip().is_unspecified() { format!("http://localhost:{}", addr.port()) } else { format!("http://{addr}") }
+    }
 }
 
 impl Default for Config {

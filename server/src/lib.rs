@@ -105,6 +105,7 @@ impl AppState {
             access: self.access.clone(),
             traffic: self.traffic.clone(),
             session_cookie: self.session_cookie,
+            origin: Arc::from(self.config.origin()),
             reference,
         }
     }

@@ -178,6 +178,7 @@ async fn serve(config: Config) -> Result<(), String> {
     }
     let addr = config.addr.unwrap_or(options.site_addr);
     options.site_addr = addr;
+    let config = Config { addr: Some(addr), ..config };
 
     let pool = open(&config).await?;
     if config.demo_data && app::services::demo::seed_if_empty(&pool).await.map_err(|e| e.message)? {

@@ -192,3 +192,22 @@ async fn every_operation_that_needs_a_key_refuses_a_missing_or_bad_one() {
     }
     assert_eq!(usize::from(checked), documented(&doc).len() - 1, "every operation but the document's own");
 }
+
+/// The docs page's reading of the document: pickers for parameters of few values, and
+/// the guide's headings one level under the page's title.
+#[tokio::test]
+async fn the_reference_offers_pickers_and_keeps_heading_levels() {
+    let app = TestApp::new().await;
+    let reference = app::reference::ApiReference::build(&document(&app).await);
+    let operation = |id: &str| {
+        reference.groups.iter().flat_map(|group| &group.operations).find(|op| op.id == id).cloned().unwrap()
+    };
+    let values = |id: &str, param: &str| {
+        operation(id).params.into_iter().find(|p| p.name == param).map(|p| p.values).unwrap_or_default()
+    };
+    assert_eq!(values("listPets", "status"), ["available", "pending", "sold"]);
+    assert_eq!(values("listOrders", "complete"), ["true", "false"]);
+    assert!(values("listPets", "q").is_empty());
+    assert!(!reference.guide_html.contains("<h3>Rate limits"), "the guide's sections are <h2>");
+    assert!(reference.guide_html.contains("<h2>Rate limits</h2>"));
+}

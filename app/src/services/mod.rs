@@ -31,6 +31,10 @@ pub struct Services {
     /// The last hour's API requests, for the staff dashboard.
     pub traffic: Arc<traffic::Traffic>,
     pub session_cookie: sessions::SessionCookie,
+    /// The store's own address for examples and links (`--public-url`, else the
+    /// address it listens on), never a request's `Host` (pages are kept and sent to
+    /// others).
+    pub origin: Arc<str>,
     /// The `/docs` page's model of the OpenAPI document.
     pub reference: Arc<crate::reference::ApiReference>,
 }

@@ -23,22 +23,41 @@ fn anchor(operation: &OperationDoc) -> String {
 pub fn DocsPage() -> impl IntoView {
     let reference = data::resource(|| (), |_| load_api_reference());
     let who = data::resource(|| (), |_| viewer());
+    let origin = own_origin();
     view! {
         <PageTitle text="API reference"/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let signed_in = matches!(who.await, Ok(Some(_)));
-                match reference.await {
-                    Ok(reference) => view! { <Reference reference signed_in/> }.into_any(),
-                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
-                }
-            })}
+            {move || {
+                let origin = origin.clone();
+                Suspend::new(async move {
+                    let signed_in = matches!(who.await, Ok(Some(_)));
+                    match reference.await {
+                        Ok(reference) => view! { <Reference reference signed_in origin/> }.into_any(),
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                    }
+                })
+            }}
         </Suspense>
     }
 }
 
+/// This store's own address (`Services::origin`), for the examples: the README's say
+/// `localhost:3000`.
+fn own_origin() -> String {
+    #[cfg(feature = "ssr")]
+    if let Some(services) = use_context::<crate::services::Services>() {
+        return services.origin.to_string();
+    }
+    "http://localhost:3000".into()
+}
+
 #[component]
-fn Reference(reference: ApiReference, signed_in: bool) -> impl IntoView {
+fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl IntoView {
+    // The guide's examples, at this store's own address.
+    let guide_html = reference.guide_html.replace("http://localhost:3000", &origin).replace(
+        "localhost:3000",
+        origin.trim_start_matches("https://").trim_start_matches("http://"),
+    );
     let contents = reference
         .groups
         .iter()
@@ -72,12 +91,12 @@ fn Reference(reference: ApiReference, signed_in: bool) -> impl IntoView {
                 <p>{reference.description}</p>
                 <p>"Base URL " <code>"/api/v1"</code> ". The machine-readable document: "
                     <a href="/api/v1/openapi.json">"openapi.json"</a>"."</p>
-                <section id="guide" class="guide" aria-label="Guide" inner_html=reference.guide_html></section>
+                <section id="guide" class="guide" aria-label="Guide" inner_html=guide_html></section>
                 {reference.groups.into_iter().map(|group| view! {
                     <section class="docs-group" aria-labelledby=format!("tag-{}", group.tag)>
                         <h2 id=format!("tag-{}", group.tag)>{group.tag.clone()}</h2>
                         <p>{group.description}</p>
-                        {group.operations.into_iter().map(|operation| view! { <Operation operation signed_in/> }).collect_view()}
+                        {group.operations.into_iter().map(|operation| view! { <Operation operation signed_in origin=origin.clone()/> }).collect_view()}
                     </section>
                 }).collect_view()}
                 <section id="schemas" aria-labelledby="schemas-title">
@@ -100,7 +119,7 @@ fn type_view(label: String) -> AnyView {
 }
 
 #[component]
-fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
+fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl IntoView {
     let id = anchor(&operation);
     let method_class = format!("method method-{}", operation.method.to_ascii_lowercase());
     let key_note = match operation.key {
@@ -112,15 +131,15 @@ fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
     let params = (!operation.params.is_empty()).then(|| {
         view! {
             <h4>"Parameters"</h4>
-            <table class="table compact">
+            <table class="table compact responsive">
                 <thead><tr><th scope="col">"Name"</th><th scope="col">"In"</th><th scope="col">"Type"</th><th scope="col">"Description"</th></tr></thead>
                 <tbody>
                     {operation.params.iter().cloned().map(|p| view! {
                         <tr>
-                            <td><code>{p.name}</code>{p.required.then_some(" (required)")}</td>
-                            <td>{p.location}</td>
-                            <td>{type_view(p.type_label)}</td>
-                            <td>{p.description}</td>
+                            <td data-label="Name"><code>{p.name}</code>{p.required.then_some(" (required)")}</td>
+                            <td data-label="In">{p.location}</td>
+                            <td data-label="Type">{type_view(p.type_label)}</td>
+                            <td data-label="Description">{p.description}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -140,16 +159,16 @@ fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
         .map(|r| {
             view! {
                 <tr>
-                    <td><code>{r.status}</code></td>
-                    <td>{r.description}</td>
-                    <td>{r.type_label.map(type_view)}</td>
-                    <td>{r.codes.into_iter().map(|c| view! { <code class="code">{c}</code>" " }).collect_view()}</td>
+                    <td data-label="Status"><code>{r.status}</code></td>
+                    <td data-label="Meaning">{r.description}</td>
+                    <td data-label="Body">{r.type_label.map(type_view)}</td>
+                    <td data-label="Error codes">{r.codes.into_iter().map(|c| view! { <code class="code">{c}</code>" " }).collect_view()}</td>
                 </tr>
             }
         })
         .collect_view();
     let panel = if operation.try_it {
-        view! { <TryIt operation=operation.clone() signed_in/> }.into_any()
+        view! { <TryIt operation=operation.clone() signed_in origin/> }.into_any()
     } else {
         view! {
             <p class="notice try-it-hidden">"No try-it panel here (the document marks this operation \
@@ -165,8 +184,11 @@ fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
                 <span class="summary">{operation.summary.clone()}</span>
             </h3>
             <p class="badges">
-                <span class=format!("badge stability-{stability}")>{stability.clone()}</span>
-                {operation.deprecation.is_some().then(|| view! { <span class="badge badge-deprecated">"deprecated"</span> })}
+                // A deprecated operation is not also called stable.
+                {match operation.deprecation {
+                    Some(_) => view! { <span class="badge badge-deprecated">"Deprecated"</span> }.into_any(),
+                    None => view! { <span class=format!("badge stability-{stability}")>{stability_label(&stability)}</span> }.into_any(),
+                }}
                 " "<span class="meta">{key_note}</span>
             </p>
             {operation.deprecation.clone().map(|d| view! {
@@ -180,13 +202,19 @@ fn Operation(operation: OperationDoc, signed_in: bool) -> impl IntoView {
             {params}
             {body}
             <h4>"Responses"</h4>
-            <table class="table compact">
+            <table class="table compact responsive">
                 <thead><tr><th scope="col">"Status"</th><th scope="col">"Meaning"</th><th scope="col">"Body"</th><th scope="col">"Error codes"</th></tr></thead>
                 <tbody>{responses}</tbody>
             </table>
             {panel}
         </article>
     }
+}
+
+/// `beta` → "Beta", as the badges read.
+fn stability_label(stability: &str) -> String {
+    let mut chars = stability.chars();
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 #[component]
@@ -199,15 +227,15 @@ fn Schema(schema: SchemaDoc) -> impl IntoView {
                 <p>"One of: "{schema.values.join(", ")}</p>
             })}
             {(!schema.fields.is_empty()).then(|| view! {
-                <table class="table compact">
+                <table class="table compact responsive">
                     <thead><tr><th scope="col">"Field"</th><th scope="col">"Type"</th><th scope="col">"Rules"</th><th scope="col">"Description"</th></tr></thead>
                     <tbody>
                         {schema.fields.into_iter().map(|f| view! {
                             <tr>
-                                <td><code>{f.name}</code>{f.required.then_some(" (required)")}</td>
-                                <td>{type_view(f.type_label)}</td>
-                                <td>{f.constraints}</td>
-                                <td>{f.description}</td>
+                                <td data-label="Field"><code>{f.name}</code>{f.required.then_some(" (required)")}</td>
+                                <td data-label="Type">{type_view(f.type_label)}</td>
+                                <td data-label="Rules">{f.constraints}</td>
+                                <td data-label="Description">{f.description}</td>
                             </tr>
                         }).collect_view()}
                     </tbody>

@@ -21,8 +21,38 @@ fn highlighted(name: &str) -> bool {
     name.starts_with("x-ratelimit-") || matches!(name, "retry-after" | "deprecation" | "sunset" | "link")
 }
 
+/// The request the panel's values make: the URL path and query.
+fn request_url(path: &str, params: &[(crate::reference::ParamDoc, RwSignal<String>)]) -> String {
+    let mut url = format!("/api/v1{path}");
+    let mut query = Vec::new();
+    for (param, value) in params {
+        let value = value.get();
+        if param.location == "path" {
+            url = url.replace(&format!("{{{}}}", param.name), &encode(value.trim()));
+        } else {
+            query.push((param.name.as_str(), Some(value)));
+        }
+    }
+    url.push_str(&query_string(query));
+    url
+}
+
+/// The same request as a `curl` line (the key as `$KEY`: a pasted key is never shown).
+fn curl_line(method: &str, origin: &str, url: &str, needs_key: bool, body: Option<String>) -> String {
+    let mut line = format!("curl -i -X {method} '{origin}{url}'");
+    if needs_key {
+        line.push_str(" -H \"X-API-Key: $KEY\"");
+    }
+    if let Some(body) = body.filter(|b| !b.trim().is_empty()) {
+        let compact = serde_json::from_str::<serde_json::Value>(&body).map_or(body, |value| value.to_string());
+        line.push_str(&format!(" -H 'Content-Type: application/json' -d '{}'", compact.replace('\'', "'\\''")));
+    }
+    line
+}
+
+/// `origin` is the store's own address, for the curl line.
 #[island]
-pub fn TryIt(operation: OperationDoc, signed_in: bool) -> impl IntoView {
+pub fn TryIt(operation: OperationDoc, signed_in: bool, origin: String) -> impl IntoView {
     let id = operation.id.clone();
     let values: Vec<(crate::reference::ParamDoc, RwSignal<String>)> = operation
         .params
@@ -43,18 +73,18 @@ pub fn TryIt(operation: OperationDoc, signed_in: bool) -> impl IntoView {
     let method = operation.method.clone();
     let path = operation.path.clone();
     let params = values.clone();
+    let url = Memo::new(move |_| request_url(&path, &params));
+    let needs_key = operation.key != KeyNeed::None;
+    let curl = {
+        let method = method.clone();
+        move || curl_line(&method, &origin, &url.get(), needs_key, body.map(|b| b.get()))
+    };
+    let shown_request = {
+        let method = method.clone();
+        move || format!("{method} {}", url.get())
+    };
     let send = move |_| {
-        let mut url = format!("/api/v1{path}");
-        let mut query = Vec::new();
-        for (param, value) in &params {
-            let value = value.get_untracked();
-            if param.location == "path" {
-                url = url.replace(&format!("{{{}}}", param.name), &encode(value.trim()));
-            } else {
-                query.push((param.name.as_str(), Some(value)));
-            }
-        }
-        url.push_str(&query_string(query));
+        let url = url.get_untracked();
         let key = (!use_session.get_untracked()).then(|| pasted.get_untracked()).filter(|k| !k.trim().is_empty());
         let body = body.map(|b| b.get_untracked());
         pending.set(true);
@@ -85,15 +115,28 @@ pub fn TryIt(operation: OperationDoc, signed_in: bool) -> impl IntoView {
             <div class="try-it-form">
                 {values.into_iter().map(|(param, value)| {
                     let input_id = format!("{id}-{}", param.name);
-                    view! {
+                    let label = view! {
                         <label for=input_id.clone()>
                             <code>{param.name.clone()}</code>
                             {format!(" ({}{})", param.location, if param.required { ", required" } else { "" })}
                         </label>
-                        <input id=input_id type="text" name=param.name
-                            prop:value=move || value.get()
-                            on:input=move |ev| value.set(event_target_value(&ev))/>
-                    }
+                    };
+                    // A parameter of a few values (an enum, a boolean) is a picker.
+                    let field = if param.values.is_empty() {
+                        view! {
+                            <input id=input_id type="text" name=param.name
+                                prop:value=move || value.get()
+                                on:input=move |ev| value.set(event_target_value(&ev))/>
+                        }.into_any()
+                    } else {
+                        view! {
+                            <select id=input_id name=param.name on:change=move |ev| value.set(event_target_value(&ev))>
+                                {(!param.required).then(|| view! { <option value="" selected=true>"(none)"</option> })}
+                                {param.values.iter().cloned().map(|v| { let shown = v.clone(); view! { <option value=v>{shown}</option> } }).collect_view()}
+                            </select>
+                        }.into_any()
+                    };
+                    view! { {label} {field} }
                 }).collect_view()}
                 {body.map(|body| view! {
                     <label for=body_id.clone()>"Body (JSON)"</label>
@@ -118,6 +161,8 @@ pub fn TryIt(operation: OperationDoc, signed_in: bool) -> impl IntoView {
                         prop:value=move || pasted.get()
                         on:input=move |ev| pasted.set(event_target_value(&ev))/>
                 </fieldset>
+                <p class="request">"Request: "<code>{shown_request}</code></p>
+                <pre class="curl" aria-label="The same request with curl"><code>{curl}</code></pre>
                 <button type="button" class="send" on:click=send disabled=move || pending.get()>
                     {move || if pending.get() { "Sending…" } else { "Send" }}
                 </button>
@@ -137,22 +182,39 @@ fn AnswerView(answer: Answer) -> impl IntoView {
     let class = if answer.status < 400 { "status status-ok" } else { "status status-error" };
     view! {
         <p class=class>"Status "<strong class="status-code">{answer.status}</strong>" "{answer.status_text}</p>
+        <pre class="body" tabindex="0" aria-label="Response body"><code>{answer.body}</code></pre>
         <table class="table compact headers">
             <caption>"Response headers"</caption>
             <tbody>
                 {answer.headers.into_iter().map(|(name, value)| {
                     let hot = highlighted(&name);
                     let marker = name.clone();
+                    // The reset is a Unix time: say when that is.
+                    let when = (name == "x-ratelimit-reset").then(|| local_time(&value)).flatten();
                     view! {
                         <tr class:highlight=hot data-header=marker>
                             <th scope="row">{name}</th>
-                            <td>{value}{hot.then_some(" ★")}</td>
+                            <td>{value}{when.map(|when| format!(" ({when})"))}{hot.then_some(" ★")}</td>
                         </tr>
                     }
                 }).collect_view()}
             </tbody>
         </table>
-        <pre class="body" tabindex="0" aria-label="Response body"><code>{answer.body}</code></pre>
+    }
+}
+
+/// A Unix time (seconds) as the browser's local time of day.
+fn local_time(unix: &str) -> Option<String> {
+    let seconds: f64 = unix.trim().parse::<i64>().ok()? as f64;
+    #[cfg(feature = "hydrate")]
+    {
+        let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(seconds * 1000.0));
+        Some(String::from(date.to_locale_time_string("default")))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = seconds;
+        None
     }
 }
 
