@@ -217,6 +217,19 @@ test('pages have one address: a trailing slash or an empty filter is sent on wit
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Rex');
 });
 
+test('on a phone the first pet card shows without scrolling', async ({ browser }) => {
+  for (const path of ['/', '/?category=1&status=available']) {
+    const context = await browser.newContext({ viewport: WIDTHS.phone });
+    const page = await context.newPage();
+    await page.goto(path);
+    const first = await page.locator('.cards .card').first().boundingBox();
+    expect(first, path).not.toBeNull();
+    expect(first!.y + 40, `${path}: the first card's name is above the fold`).toBeLessThan(WIDTHS.phone.height);
+    await shoot(page, `flow-catalog-phone${path === '/' ? '' : '-filtered'}`);
+    await context.close();
+  }
+});
+
 test('at a phone width no table control is out of sight', async ({ browser }) => {
   const admin = cliKey('admin', 'e2e phone staff');
   const page = await as(browser, admin, WIDTHS.phone);

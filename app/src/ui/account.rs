@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 use crate::ui::widgets::PageTitle;
 
-use super::widgets::{ErrorNotice, flash};
-use crate::error::AppError;
+use super::note::{Done, Note, from_flash};
+use super::widgets::ErrorNotice;
 use crate::model::Caller;
 use crate::server_fns::{SignIn, SignOut, SignUp, viewer};
 use crate::ui::data;
@@ -13,20 +13,20 @@ use crate::ui::data;
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let next = leptos_router::hooks::use_query_map().with_untracked(|query| query.get("next"));
-    let sent = flash().and_then(|flash| flash.outcome_of::<SignIn>(None));
+    let note = from_flash(|flash| flash.note::<SignIn>(|(), _| Done::new("Signed in.")));
     view! {
         <PageTitle text="Sign in"/>
-        <SignInForm next sent/>
+        <SignInForm next note/>
     }
 }
 
 /// Once signed in, the server function sends the browser back to `next` (the page the
-/// visitor came from), or to the catalog. `sent` is a refusal of the form sent without
+/// visitor came from), or to the catalog. `note` is a refusal of the form sent without
 /// JavaScript.
 #[island]
-fn SignInForm(next: Option<String>, sent: Option<Result<(), AppError>>) -> impl IntoView {
+fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
-    let result = move || sign_in.value().get().or_else(|| sent.clone());
+    let result = move || sign_in.value().get();
     view! {
         <section class="panel narrow">
             <h1>"Sign in"</h1>
@@ -41,7 +41,8 @@ fn SignInForm(next: Option<String>, sent: Option<Result<(), AppError>>) -> impl 
             </ActionForm>
             {move || match result() {
                 Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
-                _ => ().into_any(),
+                Some(Ok(())) => ().into_any(),
+                None => note.clone().map(|note| view! { <div class="notice notice-error" role="alert">{note.text}</div> }).into_any(),
             }}
             <p>"No key yet? " <a href="/sign-up">"Get a free one"</a></p>
         </section>
@@ -55,17 +56,17 @@ pub fn SignUpPage() -> impl IntoView {
         <PageTitle text="Sign up"/>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
-                let current = who.await.ok().flatten();
+                let current = who.await.ok().flatten().map(|caller| caller.key_id);
                 view! { <SignUpForm current/> }
             })}
         </Suspense>
     }
 }
 
-/// `current` is who this browser is signed in as, if anyone: a new key would switch
+/// `current` is the key this browser is signed in with, if any: a new key would switch
 /// the browser to it, so the page says so first and asks.
 #[island]
-fn SignUpForm(current: Option<Caller>) -> impl IntoView {
+fn SignUpForm(current: Option<i64>) -> impl IntoView {
     let sign_up = ServerAction::<SignUp>::new();
     let result = sign_up.value();
     let ready = RwSignal::new(false);
@@ -89,9 +90,9 @@ fn SignUpForm(current: Option<Caller>) -> impl IntoView {
                         _ => None,
                     };
                     view! {
-                        {current.map(|caller| view! {
+                        {current.map(|key_id| view! {
                             <div class="notice" role="note">
-                                <p><strong>{format!("You are signed in (key #{}).", caller.key_id)}</strong></p>
+                                <p><strong>{format!("You are signed in (key #{key_id}).")}</strong></p>
                                 <p>"A new key signs this browser in with it instead. Your orders stay with your current key: "
                                    "to see them again, sign in with that key. Keep it if you still need it."</p>
                             </div>

@@ -18,6 +18,7 @@ mod categories;
 mod data;
 mod docs;
 pub mod messages;
+pub mod note;
 mod orders;
 mod pet;
 mod session;

@@ -6,7 +6,8 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_location, use_query_map};
 
-use super::widgets::{Confirm, ErrorNotice, LocalTime, PageTitle, flash, query_string, set_status};
+use super::note::{Done, Note, from_flash};
+use super::widgets::{ErrorNotice, LocalTime, PageTitle, confirm, query_string, set_status};
 use crate::error::{AppError, ErrorCode};
 use crate::model::{Cancellation, Caller, Order, OrderState, OrderView, Role};
 use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
@@ -27,11 +28,23 @@ impl OrdersQuery {
     }
 }
 
-/// What a cancel or complete sent without JavaScript did, for the list to say.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-enum Sent {
+/// What the list says of the last thing done: a form sent without JavaScript (its
+/// note), or an action's answer.
+#[derive(Clone)]
+enum Said {
+    Note(Note),
     Cancel(Result<Cancellation, AppError>),
     Complete(Result<Order, AppError>),
+}
+
+/// What cancelling did, in words.
+fn cancelled(cancellation: &Cancellation) -> String {
+    let order = &cancellation.order;
+    if cancellation.already {
+        format!("Order #{} ({}) was already cancelled.", order.order.id, order.what())
+    } else {
+        format!("Cancelled order #{} ({}); its units are back in stock.", order.order.id, order.what())
+    }
 }
 
 #[component]
@@ -42,18 +55,19 @@ pub fn OrdersPage() -> impl IntoView {
     });
     let path = use_location().pathname.get_untracked();
     let who = data::resource(|| (), |_| viewer());
-    let sent = flash().and_then(|flash| {
-        let cancelled = flash.outcome_of_any::<CancelOrder>().map(|(_, outcome)| Sent::Cancel(outcome));
-        cancelled.or_else(|| flash.outcome_of_any::<CompleteOrder>().map(|(_, outcome)| Sent::Complete(outcome)))
+    let note = from_flash(|flash| {
+        flash
+            .note::<CancelOrder>(|cancellation, _| Done::new(cancelled(&cancellation)))
+            .or_else(|| flash.note::<CompleteOrder>(|order, _| Done::new(format!("Completed order #{}.", order.id))))
     });
     view! {
         <PageTitle text="Orders"/>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let (path, query, sent) = (path.clone(), query.clone(), sent.clone());
+                let (path, query, note) = (path.clone(), query.clone(), note.clone());
                 Suspend::new(async move {
                     let staff = matches!(who.await, Ok(Some(Caller { role: Role::Admin, .. })));
-                    view! { <Orders path query staff sent/> }
+                    view! { <Orders path query staff note/> }
                 })
             }}
         </Suspense>
@@ -62,7 +76,7 @@ pub fn OrdersPage() -> impl IntoView {
 
 /// The list and its actions: a cancelled or completed order changes in place.
 #[island]
-fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> impl IntoView {
+fn Orders(path: String, query: OrdersQuery, staff: bool, note: Option<Note>) -> impl IntoView {
     let cancel = ServerAction::<CancelOrder>::new();
     let complete = ServerAction::<CompleteOrder>::new();
     // Read once: an order cancelled or completed here changes in its row, which stays
@@ -76,34 +90,32 @@ fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> 
         |query| list_orders(query.state, query.pet, query.cursor),
     );
     // The last thing done here, in words: without JavaScript what the form sent did
-    // (the flash), with it each action's answer as it comes.
-    let said = RwSignal::new(sent);
+    // (the note), with it each action's answer as it comes.
+    let said = RwSignal::new(note.map(Said::Note));
     Effect::new(move |_| {
         if let Some(outcome) = cancel.value().get() {
-            said.set(Some(Sent::Cancel(outcome)));
+            said.set(Some(Said::Cancel(outcome)));
         }
     });
     Effect::new(move |_| {
         if let Some(outcome) = complete.value().get() {
-            said.set(Some(Sent::Complete(outcome)));
+            said.set(Some(Said::Complete(outcome)));
         }
     });
     let said = move || {
         said.get().map(|said| match said {
-            Sent::Cancel(Ok(cancellation)) => {
-                let order = &cancellation.order;
-                let text = if cancellation.already {
-                    format!("Order #{} ({}) was already cancelled.", order.order.id, order.what())
-                } else {
-                    format!("Cancelled order #{} ({}); its units are back in stock.", order.order.id, order.what())
-                };
-                view! { <p class="notice notice-success" role="status">{text}</p> }.into_any()
+            Said::Note(note) if note.is_refusal() => {
+                view! { <div class="notice notice-error" role="alert">{note.text}</div> }.into_any()
             }
-            Sent::Complete(Ok(order)) => {
+            Said::Note(note) => view! { <p class="notice notice-success" role="status">{note.text}</p> }.into_any(),
+            Said::Cancel(Ok(cancellation)) => {
+                view! { <p class="notice notice-success" role="status">{cancelled(&cancellation)}</p> }.into_any()
+            }
+            Said::Complete(Ok(order)) => {
                 view! { <p class="notice notice-success" role="status">{format!("Completed order #{}.", order.id)}</p> }
                     .into_any()
             }
-            Sent::Cancel(Err(error)) | Sent::Complete(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
+            Said::Cancel(Err(error)) | Said::Complete(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
         })
     };
 
@@ -133,21 +145,7 @@ fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> 
                                         </p>
                                     }.into_any()
                                 } else {
-                                    let rows = RwSignal::new(page.items);
-                                    Effect::new(move |_| {
-                                        if let Some(Ok(cancelled)) = cancel.value().get() {
-                                            update_row(rows, cancelled.order.order.id, |row| *row = cancelled.order.clone());
-                                        }
-                                    });
-                                    Effect::new(move |_| {
-                                        if let Some(Ok(completed)) = complete.value().get() {
-                                            update_row(rows, completed.id, |row| {
-                                                row.order = completed.clone();
-                                                row.state = OrderState::Completed;
-                                            });
-                                        }
-                                    });
-                                    view! { {move || view! { <OrderTable list=rows.get() cancel complete staff/> }} }.into_any()
+                                    view! { <OrderTable list=page.items cancel complete staff/> }.into_any()
                                 }}
                                 <nav class="pager" aria-label="Pages">
                                     {first.map(|href| view! { <a href=href rel="first">"← Newest orders"</a> })}
@@ -170,14 +168,6 @@ fn Orders(path: String, query: OrdersQuery, staff: bool, sent: Option<Sent>) -> 
     }
 }
 
-fn update_row(rows: RwSignal<Vec<OrderView>>, id: i64, change: impl FnOnce(&mut OrderView)) {
-    rows.update(|rows| {
-        if let Some(row) = rows.iter_mut().find(|row| row.order.id == id) {
-            change(row);
-        }
-    });
-}
-
 /// The orders as a table (a list of cards on a phone: see `.responsive` in the CSS).
 #[component]
 fn OrderTable(
@@ -194,48 +184,81 @@ fn OrderTable(
                 <th scope="col" class="actions">"Actions"</th>
             </tr></thead>
             <tbody>
-                {list.into_iter().map(|view| {
-                    let order = view.order.clone();
-                    let what = view.what();
-                    let pet = view.pet_name.clone().unwrap_or_else(|| format!("pet {}", order.pet_id));
-                    view! {
-                        <tr data-order-id=order.id class=format!("order-{}", view.state.as_str())>
-                            <td data-label="Order">{format!("#{}", order.id)}</td>
-                            <td data-label="Pet"><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
-                            <td data-label="Quantity" class="number">{order.quantity}</td>
-                            <td data-label="Placed"><LocalTime iso=view.placed_at.clone()/></td>
-                            <td data-label="State">
-                                <span class=format!("badge order-status badge-{}", view.state.as_str())>{view.state.label()}</span>
-                            </td>
-                            <td data-label="Ship date">
-                                {match order.ship_date.clone() {
-                                    Some(date) => view! { <LocalTime iso=date/> }.into_any(),
-                                    None => view! { <span class="meta">"—"</span> }.into_any(),
-                                }}
-                            </td>
-                            <td data-label="Actions" class="actions">
-                                {(view.state == OrderState::Open).then(|| view! {
-                                    <Confirm summary="Cancel…" question=format!("Cancel order #{} ({what})?", order.id)>
-                                        <ActionForm action=cancel attr:class="inline">
-                                            <input type="hidden" name="id" value=order.id/>
-                                            <button type="submit" class="danger" disabled=move || cancel.pending().get()>
-                                                {format!("Yes, cancel order #{}", order.id)}
-                                            </button>
-                                        </ActionForm>
-                                    </Confirm>
-                                })}
-                                {(staff && view.state == OrderState::Open).then(|| view! {
-                                    <ActionForm action=complete attr:class="inline">
-                                        <input type="hidden" name="id" value=order.id/>
-                                        <button type="submit">"Complete"</button>
-                                    </ActionForm>
-                                })}
-                            </td>
-                        </tr>
-                    }
-                }).collect_view()}
+                {list.into_iter().map(|view| view! { <OrderRow view cancel complete staff/> }).collect_view()}
             </tbody>
         </table>
+    }
+}
+
+/// One order. Cancelled or completed here, it changes in place: its state, its ship
+/// date and its actions (hidden once it is no longer open), never its position.
+#[component]
+fn OrderRow(
+    view: OrderView,
+    cancel: ServerAction<CancelOrder>,
+    complete: ServerAction<CompleteOrder>,
+    staff: bool,
+) -> impl IntoView {
+    let order = view.order.clone();
+    let id = order.id;
+    let state = RwSignal::new((view.state, order.ship_date.clone()));
+    Effect::new(move |_| {
+        if let Some(Ok(cancelled)) = cancel.value().get().filter(|c| matches!(c, Ok(c) if c.order.order.id == id)) {
+            state.set((cancelled.order.state, cancelled.order.order.ship_date));
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(completed)) = complete.value().get().filter(|c| matches!(c, Ok(o) if o.id == id)) {
+            state.set((OrderState::Completed, completed.ship_date));
+        }
+    });
+    let open = move || state.get().0 == OrderState::Open;
+    let what = view.what();
+    let pet = view.pet_name.clone().unwrap_or_else(|| format!("pet {}", order.pet_id));
+    view! {
+        <tr data-order-id=id class=move || format!("order-{}", state.get().0.as_str())>
+            <td data-label="Order">{format!("#{id}")}</td>
+            <td data-label="Pet"><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
+            <td data-label="Quantity" class="number">{order.quantity}</td>
+            <td data-label="Placed"><LocalTime iso=view.placed_at.clone()/></td>
+            <td data-label="State">
+                <span class=move || format!("badge order-status badge-{}", state.get().0.as_str())>
+                    {move || state.get().0.label()}
+                </span>
+            </td>
+            <td data-label="Ship date">
+                {move || match state.get().1 {
+                    Some(date) => view! { <LocalTime iso=date/> }.into_any(),
+                    None => view! { <span class="meta">"—"</span> }.into_any(),
+                }}
+            </td>
+            <td data-label="Actions" class="actions">
+                // Only an open order has actions; they hide (rather than the row
+                // changing shape) once it is cancelled or completed here.
+                {(view.state == OrderState::Open).then(|| view! {
+                    <div class="row-actions" class:hidden=move || !open()>
+                        {confirm(
+                            "Cancel…".into(),
+                            format!("Cancel order #{id} ({what})?"),
+                            view! {
+                                <ActionForm action=cancel attr:class="inline">
+                                    <input type="hidden" name="id" value=id/>
+                                    <button type="submit" class="danger" disabled=move || cancel.pending().get()>
+                                        {format!("Yes, cancel order #{id}")}
+                                    </button>
+                                </ActionForm>
+                            },
+                        )}
+                        {staff.then(|| view! {
+                            <ActionForm action=complete attr:class="inline">
+                                <input type="hidden" name="id" value=id/>
+                                <button type="submit">"Complete"</button>
+                            </ActionForm>
+                        })}
+                    </div>
+                })}
+            </td>
+        </tr>
     }
 }
 

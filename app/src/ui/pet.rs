@@ -7,9 +7,10 @@ use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_params_map;
 
 use super::sign_in_href;
-use super::widgets::{ErrorNotice, StatusBadge, flash, set_status_404};
-use crate::error::{AppError, ErrorCode};
-use crate::model::{Order, PetCard, PetStatus};
+use super::note::{Done, Note, NoteView, from_flash};
+use super::widgets::{ErrorNotice, StatusBadge, set_status_404};
+use crate::error::ErrorCode;
+use crate::model::{PetCard, PetStatus};
 use crate::server_fns::{PlaceOrder, pet, viewer};
 
 #[component]
@@ -34,11 +35,18 @@ pub fn PetPage() -> impl IntoView {
                         Ok(Some(card)) => {
                             let signed_in = who.await.ok().flatten().is_some();
                             // A form sent without JavaScript comes back here with its outcome.
-                            let sent = flash().and_then(|flash| flash.outcome_of::<PlaceOrder>(Some(card.id)));
+                            let name = card.name.clone();
+                            let note = from_flash(|flash| {
+                                flash.note::<PlaceOrder>(|order, _| {
+                                    Done::new(format!("Ordered {} × {name} (order #{}).", order.quantity, order.id))
+                                        .link("/orders", "See my orders")
+                                })
+                            });
+                            let note = Note::for_form::<PlaceOrder>(&note, Some(card.id));
                             let order_key = signed_in.then(form_key);
                             view! {
                                 <PageTitle text=card.name.clone()/>
-                                <PetDetails card signed_in=order_key sent sign_in=sign_in_href(&path)/>
+                                <PetDetails card signed_in=order_key note sign_in=sign_in_href(&path)/>
                             }
                             .into_any()
                         }
@@ -62,15 +70,10 @@ fn form_key() -> String {
 }
 
 /// The pet and the order box: an island, so that stock and status follow each order
-/// at once. `signed_in` is the order form's idempotency key when someone is; `sent`
+/// at once. `signed_in` is the order form's idempotency key when someone is; `note`
 /// what an order sent without JavaScript did.
 #[island]
-fn PetDetails(
-    card: PetCard,
-    signed_in: Option<String>,
-    sent: Option<Result<Order, AppError>>,
-    sign_in: String,
-) -> impl IntoView {
+fn PetDetails(card: PetCard, signed_in: Option<String>, note: Option<Note>, sign_in: String) -> impl IntoView {
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
     let shown = RwSignal::new(card);
@@ -109,7 +112,7 @@ fn PetDetails(
                     <dt>"Pet id"</dt>
                     <dd><code>{card.id}</code></dd>
                 </dl>
-                <OrderBox card place form_key=signed_in.clone() sent=sent.clone() sign_in=sign_in.clone()/>
+                <OrderBox card place form_key=signed_in.clone() note=note.clone() sign_in=sign_in.clone()/>
             </article>
         }
     }
@@ -125,11 +128,11 @@ fn OrderBox(
     card: PetCard,
     place: ServerAction<PlaceOrder>,
     form_key: Option<String>,
-    sent: Option<Result<Order, AppError>>,
+    note: Option<Note>,
     sign_in: String,
 ) -> impl IntoView {
     let name = card.name.clone();
-    let outcome = move || match place.value().get().or_else(|| sent.clone()) {
+    let outcome = move || match place.value().get() {
         Some(Ok(order)) => view! {
             <p class="notice notice-success" role="status">
                 {format!("Ordered {} × {} (order #{}). ", order.quantity, name, order.id)}
@@ -138,7 +141,7 @@ fn OrderBox(
         }
         .into_any(),
         Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
-        None => ().into_any(),
+        None => note.clone().map(|note| view! { <div class="notice-line"><NoteView note/></div> }).into_any(),
     };
     let form = match form_key {
         None => view! { <p><a href=sign_in>"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."</p> }

@@ -32,7 +32,11 @@ use crate::{AppState, Config};
             client's address (IPv6 by /64) at the Free plan's numbers; requests with a key that does \
             not work, in a bucket of their own, so that guessing is throttled and banned without \
             banning the address. The client's address is the connection's, or, behind a proxy the \
-            operator trusts (`--trusted-proxies`), the one `X-Forwarded-For` names.",
+            operator trusts (`--trusted-proxies`), the one `X-Forwarded-For` names.\n\n\
+            A browser signed in to the storefront holds a session cookie (HttpOnly, SameSite=Lax; \
+            `Secure` and `__Host-` prefixed when the store is served over HTTPS), never the key; \
+            this API takes it only from the store's own pages (`Sec-Fetch-Site: same-origin`), \
+            as the docs page's try-it panels send it.",
     ),
     servers((url = "/api/v1", description = "This server, API version 1")),
     tags(

@@ -4,12 +4,12 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use super::{FormOutcome, last_answer};
+use super::FormOutcome;
 use crate::model::{PetCard, PetStatus};
-use crate::server_fns::flash::Flash;
 use crate::server_fns::{SetStock, inventory};
 use crate::ui::data;
-use crate::ui::widgets::{ErrorNotice, PageTitle, StatusBadge, flash, query_string};
+use crate::ui::note::{Done, Note, from_flash};
+use crate::ui::widgets::{ErrorNotice, PageTitle, StatusBadge, query_string};
 
 /// Stock at or under this, for a pet still for sale, is highlighted.
 pub const LOW_STOCK: i64 = 2;
@@ -18,23 +18,24 @@ pub const LOW_STOCK: i64 = 2;
 pub fn InventoryConsole() -> impl IntoView {
     let query = use_query_map();
     let cursor = query.with_untracked(|query| query.get("cursor"));
+    let note = from_flash(|flash| flash.note::<SetStock>(|_, _| Done::new("Saved.")));
     view! {
         <PageTitle text="Staff: inventory"/>
-        <InventoryConsoleIsland cursor sent=flash()/>
+        <InventoryConsoleIsland cursor note/>
     }
 }
 
-/// The console page itself: stock is set in place, row by row. `sent` is what a form
+/// The console page itself: stock is set in place, row by row. `note` is what a form
 /// sent without JavaScript did.
 #[island]
-fn InventoryConsoleIsland(cursor: Option<String>, sent: Option<Flash>) -> impl IntoView {
+fn InventoryConsoleIsland(cursor: Option<String>, note: Option<Note>) -> impl IntoView {
     let page = data::resource(move || cursor.clone(), inventory);
     view! {
         <h1>"Inventory"</h1>
         <p class="meta">{format!("Stock of {LOW_STOCK} or less on a pet for sale is marked low.")}</p>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let sent = sent.clone();
+                let note = note.clone();
                 Suspend::new(async move {
                     match page.await {
                         Err(error) => view! { <ErrorNotice error/> }.into_any(),
@@ -47,7 +48,7 @@ fn InventoryConsoleIsland(cursor: Option<String>, sent: Option<Flash>) -> impl I
                                         <th scope="col">"Status"</th><th scope="col">"Stock"</th>
                                     </tr></thead>
                                     <tbody>
-                                        {page.items.into_iter().map(|pet| view! { <StockRow pet sent=sent.clone()/> }).collect_view()}
+                                        {page.items.into_iter().map(|pet| view! { <StockRow pet note=note.clone()/> }).collect_view()}
                                     </tbody>
                                 </table>
                                 {next.map(|href| view! { <nav class="pager" aria-label="Pages"><a href=href rel="next">"Next page →"</a></nav> })}
@@ -61,10 +62,11 @@ fn InventoryConsoleIsland(cursor: Option<String>, sent: Option<Flash>) -> impl I
 }
 
 #[component]
-fn StockRow(pet: PetCard, sent: Option<Flash>) -> impl IntoView {
+fn StockRow(pet: PetCard, note: Option<Note>) -> impl IntoView {
     let set = ServerAction::<SetStock>::new();
-    let result = last_answer(set, sent.as_ref().and_then(|sent| sent.outcome_of::<SetStock>(Some(pet.id))));
-    let typed = sent.as_ref().and_then(|sent| sent.typed::<SetStock>(Some(pet.id), "quantity"));
+    let result = set.value();
+    let note = Note::for_form::<SetStock>(&note, Some(pet.id));
+    let typed = note.as_ref().and_then(|note| note.typed("quantity"));
     // After a save the row shows what the server answered (the status may change too).
     let state = move || match result.get() {
         Some(Ok(item)) => (item.quantity, item.status),
@@ -90,7 +92,7 @@ fn StockRow(pet: PetCard, sent: Option<Flash>) -> impl IntoView {
                     <button type="submit" class="secondary">"Set"</button>
                     <span class="badge badge-low" class:hidden=move || !low()>"Low"</span>
                 </ActionForm>
-                <FormOutcome result done="Saved."/>
+                <FormOutcome result=result.into() done="Saved." note/>
             </td>
         </tr>
     }

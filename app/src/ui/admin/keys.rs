@@ -5,41 +5,52 @@
 
 use leptos::prelude::*;
 
-use super::{FormOutcome, NameField, emptied_on_success, invalid, last_answer};
+use super::{FormOutcome, NameField, emptied_on_success, invalid};
 use crate::model::{Plan, Role};
-use crate::server_fns::flash::Flash;
 use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys, viewer};
 use crate::ui::account::NewKey;
 use crate::ui::data;
-use crate::ui::widgets::{Confirm, ErrorNotice, LocalTime, PageTitle, flash};
+use crate::ui::note::{Done, Note, NoteView, from_flash};
+use crate::ui::widgets::{ErrorNotice, LocalTime, PageTitle, confirm};
 
 #[component]
 pub fn KeysConsole() -> impl IntoView {
     let who = data::resource(|| (), |_| viewer());
+    let note = from_flash(|flash| {
+        flash
+            .note::<CreateKey>(|created, _| {
+                let key = &created.key_info;
+                Done { secret: Some(created.key.clone()), ..Done::new(format!("Created key #{} ({}, {}).", key.id, key.name, key.plan.label())) }
+            })
+            .or_else(|| flash.note::<RevokeKey>(|key, _| Done::new(format!("Revoked key #{} ({}).", key.id, key.name))))
+    });
     view! {
         <PageTitle text="Staff: keys"/>
         <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                let me = who.await.ok().flatten().map(|caller| caller.key_id);
-                view! { <KeysConsoleIsland me sent=flash()/> }
-            })}
+            {move || {
+                let note = note.clone();
+                Suspend::new(async move {
+                    let me = who.await.ok().flatten().map(|caller| caller.key_id);
+                    view! { <KeysConsoleIsland me note/> }
+                })
+            }}
         </Suspense>
     }
 }
 
 /// The console page itself: a new key is shown once, in place. `me` is the key the
-/// page is used with; `sent` what a form sent without JavaScript did.
+/// page is used with; `note` what a form sent without JavaScript did.
 #[island]
-fn KeysConsoleIsland(me: Option<i64>, sent: Option<Flash>) -> impl IntoView {
+fn KeysConsoleIsland(me: Option<i64>, note: Option<Note>) -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let revoke = ServerAction::<RevokeKey>::new();
     let keys = data::resource(move || (create.version().get(), revoke.version().get()), |_| admin_keys());
-    let result = last_answer(create, sent.as_ref().and_then(|sent| sent.outcome_of::<CreateKey>(None)));
-    let revoked = last_answer(
-        revoke,
-        sent.as_ref().and_then(|sent| sent.outcome_of_any::<RevokeKey>()).map(|(_, outcome)| outcome),
-    );
-    let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<CreateKey>(None, field));
+    let (result, revoked) = (create.value(), revoke.value());
+    let created = Note::for_form::<CreateKey>(&note, None);
+    // A revocation sent without JavaScript, whichever row it was.
+    let revoked_note =
+        note.filter(|note| note.form.starts_with(<RevokeKey as leptos::server_fn::ServerFn>::PATH));
+    let typed = |field: &str| created.as_ref().and_then(|note| note.typed(field));
     let (name, role, plan) = (typed("name"), typed("role"), typed("plan"));
     let (per_minute, per_day) = (typed("per_minute"), typed("per_day"));
     let form = emptied_on_success(create);
@@ -58,9 +69,13 @@ fn KeysConsoleIsland(me: Option<i64>, sent: Option<Flash>) -> impl IntoView {
             <h2 id="new-key-title">"New key"</h2>
             {
                 let (role, plan) = (role.unwrap_or_default(), plan.unwrap_or_default());
+                let blamed = created.clone();
                 view! {
                     <ActionForm action=create node_ref=form attr:class="row-form">
-                        <NameField invalid=move || invalid(&result.get(), "name") value=name/>
+                        <NameField invalid={
+                            let blamed = blamed.clone();
+                            move || invalid(&result.get(), &blamed, "name")
+                        } value=name/>
                         <label>"Role"
                             <select name="role">
                                 {Role::ALL.into_iter().map(|r| view! {
@@ -77,11 +92,17 @@ fn KeysConsoleIsland(me: Option<i64>, sent: Option<Flash>) -> impl IntoView {
                         </label>
                         <label>"Per minute (Enterprise)"
                             <input type="number" name="per_minute" min="1" inputmode="numeric" value=per_minute
-                                aria-invalid=move || invalid(&result.get(), "perMinute").to_string()/>
+                                aria-invalid={
+                                let blamed = blamed.clone();
+                                move || invalid(&result.get(), &blamed, "perMinute").to_string()
+                            }/>
                         </label>
                         <label>"Per day (Enterprise)"
                             <input type="number" name="per_day" min="1" inputmode="numeric" value=per_day
-                                aria-invalid=move || invalid(&result.get(), "perDay").to_string()/>
+                                aria-invalid={
+                                let blamed = blamed.clone();
+                                move || invalid(&result.get(), &blamed, "perDay").to_string()
+                            }/>
                         </label>
                         <button type="submit">"Create key"</button>
                     </ActionForm>
@@ -93,14 +114,19 @@ fn KeysConsoleIsland(me: Option<i64>, sent: Option<Flash>) -> impl IntoView {
                 </p>
                 <NewKey key=created.key/>
             })}
-            <FormOutcome result done=""/>
+            // Without JavaScript: the new key (or the refusal), from the note.
+            {created.clone().filter(|_| result.get_untracked().is_none()).map(|note| view! {
+                {note.secret.clone().map(|key| view! { <NewKey key/> })}
+            })}
+            <FormOutcome result=result.into() done="" note=created.clone()/>
         </section>
         <div aria-live="polite">
             {move || match revoked.get() {
                 Some(Ok(key)) => view! {
                     <p class="notice notice-success" role="status">{format!("Revoked key #{} ({}).", key.id, key.name)}</p>
                 }.into_any(),
-                other => view! { <FormOutcome result=Signal::derive(move || other.clone()) done=""/> }.into_any(),
+                Some(Err(error)) => view! { <FormOutcome result=Signal::derive(move || Some(Err::<(), _>(error.clone()))) done=""/> }.into_any(),
+                None => revoked_note.clone().map(|note| view! { <NoteView note/> }).into_any(),
             }}
         </div>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
@@ -170,12 +196,16 @@ fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>, mine: Option<i64>, las
                         <span class="meta">"Active: the last admin key, so it cannot be revoked"</span>
                     }.into_any(),
                     (None, false) => view! {
-                        <Confirm summary=format!("Revoke key {}…", key.id) question>
-                            <ActionForm action=revoke attr:class="inline">
-                                <input type="hidden" name="id" value=key.id/>
-                                <button type="submit" class="danger">{format!("Yes, revoke key {}", key.id)}</button>
-                            </ActionForm>
-                        </Confirm>
+                        {confirm(
+                            format!("Revoke key {}…", key.id),
+                            question,
+                            view! {
+                                <ActionForm action=revoke attr:class="inline">
+                                    <input type="hidden" name="id" value=key.id/>
+                                    <button type="submit" class="danger">{format!("Yes, revoke key {}", key.id)}</button>
+                                </ActionForm>
+                            },
+                        )}
                     }.into_any(),
                 }}
             </td>

@@ -24,6 +24,7 @@ pub use keys::KeysConsole;
 pub use pets::{PetEditor, PetsConsole};
 
 use super::messages::sentence;
+use super::note::{Note, NoteView};
 use super::widgets::{ErrorNotice, set_status};
 use leptos::server_fn::ServerFn;
 use crate::error::{AppError, ErrorCode};
@@ -75,13 +76,14 @@ pub fn refusal(error: AppError) -> AnyView {
     .into_any()
 }
 
-/// A form's outcome under it: a refusal in the store's words, with its code and the
-/// API's message in a quiet detail for staff; or `done` (unless empty) once the last
-/// submission worked.
+/// A form's outcome under it: with JavaScript its action's last answer (a refusal in
+/// the store's words, with its code for staff, or `done` unless empty), else what the
+/// form did when sent without JavaScript (`note`).
 #[component]
 pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
     result: Signal<Option<Result<T, AppError>>>,
     #[prop(into)] done: String,
+    #[prop(default = None)] note: Option<Note>,
 ) -> impl IntoView {
     move || match result.get() {
         Some(Err(error)) => view! {
@@ -92,7 +94,8 @@ pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
         }
         .into_any(),
         Some(Ok(_)) if !done.is_empty() => view! { <p class="form-done" role="status">{done.clone()}</p> }.into_any(),
-        _ => ().into_any(),
+        Some(Ok(_)) => ().into_any(),
+        None => note.clone().map(|note| view! { <NoteView note/> }).into_any(),
     }
 }
 
@@ -117,19 +120,6 @@ where
     form
 }
 
-/// What a form shows: its action's last answer, or else what the same form did when
-/// sent without JavaScript (`sent`, from the flash).
-pub fn last_answer<S>(
-    action: ServerAction<S>,
-    sent: Option<Result<S::Output, AppError>>,
-) -> Signal<Option<Result<S::Output, AppError>>>
-where
-    S: ServerFn<Error = AppError> + Clone + Send + Sync + 'static,
-    S::Output: Clone + Send + Sync + 'static,
-{
-    Signal::derive(move || action.value().get().or_else(|| sent.clone()))
-}
-
 /// The "Name" field of the console's forms (pets, categories, keys share its limits),
 /// marked invalid while the last answer blames it.
 #[component]
@@ -142,7 +132,12 @@ pub fn NameField(#[prop(into)] invalid: Signal<bool>, #[prop(default = None)] va
     }
 }
 
-/// Whether the last result is a validation error about `field` (to mark the input).
-pub fn invalid<T>(result: &Option<Result<T, AppError>>, field: &str) -> bool {
-    matches!(result, Some(Err(error)) if error.field() == Some(field))
+/// Whether the last answer (or, before any, the no-JavaScript `note`) is a validation
+/// error about `field` (to mark the input).
+pub fn invalid<T>(result: &Option<Result<T, AppError>>, note: &Option<Note>, field: &str) -> bool {
+    match result {
+        Some(Err(error)) => error.field() == Some(field),
+        Some(Ok(_)) => false,
+        None => note.as_ref().is_some_and(|note| note.field.as_deref() == Some(field)),
+    }
 }

@@ -3,27 +3,37 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{FormOutcome, NameField, emptied_on_success, invalid, last_answer};
+use super::{FormOutcome, NameField, emptied_on_success, invalid};
 use crate::model::{CategorySummary, PetCard, PetStatus};
-use crate::server_fns::flash::Flash;
 use crate::server_fns::{DeletePet, SavePet, catalog, categories, pet};
 use crate::ui::data;
-use crate::ui::widgets::{Confirm, ErrorNotice, PageTitle, StatusBadge, flash, query_string};
+use crate::ui::note::{Done, Note, NoteView, from_flash};
+use crate::ui::widgets::{ErrorNotice, PageTitle, StatusBadge, confirm, query_string};
 
 #[component]
 pub fn PetsConsole() -> impl IntoView {
     let query = use_query_map();
     let (q, cursor) = query.with_untracked(|query| (query.get("q"), query.get("cursor")));
+    let note = from_flash(|flash| {
+        flash
+            .note::<SavePet>(|pet, _| {
+                Done::new(format!("Created {} (pet #{}).", pet.name, pet.id))
+                    .link(format!("/admin/pets/{}", pet.id), "Edit it")
+                    .link(format!("/pets/{}", pet.id), "See it in the shop")
+            })
+            .or_else(|| flash.note::<DeletePet>(|(), id| Done::new(format!("Pet #{} was deleted.", id.unwrap_or(0)))))
+    });
     view! {
         <PageTitle text="Staff: pets"/>
-        <PetsConsoleIsland q cursor sent=flash()/>
+        <PetsConsoleIsland q cursor note/>
     }
 }
 
 /// The console page itself: a new pet shows in the list at once, and the form is
-/// emptied for the next one. `sent` is what a form sent without JavaScript did.
+/// emptied for the next one. `note` is what a form sent without JavaScript did (a pet
+/// created or refused here, or deleted on its own page).
 #[island]
-fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, sent: Option<Flash>) -> impl IntoView {
+fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, note: Option<Note>) -> impl IntoView {
     let search = (q, cursor);
     let save = ServerAction::<SavePet>::new();
     let pets = data::resource(
@@ -34,14 +44,16 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, sent: Option<Fla
         |((q, cursor), _)| catalog(None, None, q, cursor),
     );
     let category_list = data::resource(|| (), |_| categories());
-    let result = last_answer(save, sent.as_ref().and_then(|sent| sent.outcome_of::<SavePet>(None)));
-    let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<SavePet>(None, field));
+    let result = save.value();
+    let created = Note::for_form::<SavePet>(&note, None);
+    let typed = |field: &str| created.as_ref().and_then(|note| note.typed(field));
     let (name, category, status) = (typed("name"), typed("category_id"), typed("status"));
     let form = emptied_on_success(save);
+    let blamed = created.clone();
     // After "Delete" on a pet's page, the browser comes back here.
-    let deleted = sent.as_ref().and_then(|sent| sent.outcome_of_any::<DeletePet>()).and_then(|(id, outcome)| {
-        outcome.ok().map(|()| view! { <p class="notice notice-success" role="status">{format!("Pet #{id} was deleted.")}</p> })
-    });
+    let deleted = note
+        .filter(|note| note.form.starts_with(<DeletePet as leptos::server_fn::ServerFn>::PATH))
+        .map(|note| view! { <div class="notice-line"><NoteView note/></div> });
 
     view! {
         <h1>"Pets"</h1>
@@ -51,13 +63,17 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, sent: Option<Fla
             <Suspense fallback=|| ()>
                 {move || {
                     let (name, category, status) = (name.clone(), category.clone(), status.clone());
+                    let blamed = blamed.clone();
                     Suspend::new(async move {
                         let options = category_list.await.unwrap_or_default();
                         let category = category.and_then(|c| c.parse().ok());
                         view! {
                             <ActionForm action=save node_ref=form attr:class="row-form">
-                                <NameField invalid=move || invalid(&result.get(), "name") value=name/>
-                                <CategoryPicker options selected=category result/>
+                                <NameField invalid={
+                                    let blamed = blamed.clone();
+                                    move || invalid(&result.get(), &blamed, "name")
+                                } value=name/>
+                                <CategoryPicker options selected=category invalid=move || invalid(&result.get(), &blamed, "categoryId")/>
                                 <StatusPicker current=None chosen=status/>
                                 <button type="submit">"Create pet"</button>
                             </ActionForm>
@@ -73,7 +89,7 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, sent: Option<Fla
                         <a href=format!("/pets/{}", pet.id)>"See it in the shop"</a>
                     </p>
                 }.into_any(),
-                _ => view! { <FormOutcome result done=""/> }.into_any(),
+                _ => view! { <FormOutcome result=result.into() done="" note=created.clone()/> }.into_any(),
             }}
         </section>
 
@@ -138,23 +154,26 @@ fn PetTable(pets: Vec<PetCard>) -> impl IntoView {
 pub fn PetEditor() -> impl IntoView {
     let params = use_params_map();
     let id = params.with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
+    let note = from_flash(|flash| {
+        flash.note::<SavePet>(|_, _| Done::new("Saved.")).or_else(|| flash.note::<DeletePet>(|(), _| Done::new("Deleted.")))
+    });
     view! {
         <PageTitle text="Staff: edit pet"/>
-        <PetEditorIsland id sent=flash()/>
+        <PetEditorIsland id note/>
     }
 }
 
 /// The editor itself: saved in place; deleting (after a confirmation) goes back to the
 /// list, which says so.
 #[island]
-fn PetEditorIsland(id: i64, sent: Option<Flash>) -> impl IntoView {
+fn PetEditorIsland(id: i64, note: Option<Note>) -> impl IntoView {
     let save = ServerAction::<SavePet>::new();
     let delete = ServerAction::<DeletePet>::new();
     let card = data::resource(move || (id, save.version().get()), |(id, _)| pet(id));
     let category_list = data::resource(|| (), |_| categories());
-    let result = last_answer(save, sent.as_ref().and_then(|sent| sent.outcome_of::<SavePet>(Some(id))));
-    let deleted = last_answer(delete, sent.as_ref().and_then(|sent| sent.outcome_of::<DeletePet>(Some(id))));
-    let typed = |field: &str| sent.as_ref().and_then(|sent| sent.typed::<SavePet>(Some(id), field));
+    let (result, deleted) = (save.value(), delete.value());
+    let (saved_note, deleted_note) = (Note::for_form::<SavePet>(&note, Some(id)), Note::for_form::<DeletePet>(&note, Some(id)));
+    let typed = |field: &str| saved_note.as_ref().and_then(|note| note.typed(field));
     let (typed_name, typed_category, typed_status) = (typed("name"), typed("category_id"), typed("status"));
 
     view! {
@@ -162,6 +181,7 @@ fn PetEditorIsland(id: i64, sent: Option<Flash>) -> impl IntoView {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
                 let (typed_name, typed_category, typed_status) = (typed_name.clone(), typed_category.clone(), typed_status.clone());
+                let (saved_note, deleted_note) = (saved_note.clone(), deleted_note.clone());
                 Suspend::new(async move {
                     let card = match card.await {
                         Ok(card) => card,
@@ -170,30 +190,35 @@ fn PetEditorIsland(id: i64, sent: Option<Flash>) -> impl IntoView {
                     let options = category_list.await.unwrap_or_default();
                     let name = typed_name.unwrap_or(card.name.clone());
                     let category = typed_category.and_then(|c| c.parse().ok()).unwrap_or(card.category_id);
+                    let (blame_name, blame_category) = (saved_note.clone(), saved_note.clone());
                     view! {
                         <h1>{format!("Edit {}", card.name.clone())}</h1>
                         <section class="panel">
                             <ActionForm action=save attr:class="row-form">
                                 <input type="hidden" name="id" value=card.id/>
-                                <NameField invalid=move || invalid(&result.get(), "name") value=Some(name)/>
-                                <CategoryPicker options selected=Some(category) result/>
+                                <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=Some(name)/>
+                                <CategoryPicker options selected=Some(category)
+                                    invalid=move || invalid(&result.get(), &blame_category, "categoryId")/>
                                 <StatusPicker current=Some(card.status) chosen=typed_status/>
                                 <button type="submit">"Save"</button>
                             </ActionForm>
-                            <FormOutcome result done="Saved."/>
+                            <FormOutcome result=result.into() done="Saved." note=saved_note.clone()/>
                             <p class="meta">{format!("{} in stock. Change stock on the ", card.quantity)}
                                 <a href="/admin/inventory">"inventory"</a>" page."</p>
                         </section>
                         <section class="panel danger">
                             <h2>"Delete"</h2>
-                            <Confirm summary=format!("Delete {}…", card.name)
-                                question=format!("Delete {} (pet #{}) for good? Its stock goes with it.", card.name, card.id)>
-                                <ActionForm action=delete attr:class="inline">
-                                    <input type="hidden" name="id" value=card.id/>
-                                    <button type="submit" class="danger">{format!("Yes, delete {}", card.name)}</button>
-                                </ActionForm>
-                            </Confirm>
-                            <FormOutcome result=deleted done="Deleted."/>
+                            {confirm(
+                                format!("Delete {}…", card.name),
+                                format!("Delete {} (pet #{}) for good? Its stock goes with it.", card.name, card.id),
+                                view! {
+                                    <ActionForm action=delete attr:class="inline">
+                                        <input type="hidden" name="id" value=card.id/>
+                                        <button type="submit" class="danger">{format!("Yes, delete {}", card.name)}</button>
+                                    </ActionForm>
+                                },
+                            )}
+                            <FormOutcome result=deleted.into() done="Deleted." note=deleted_note/>
                         </section>
                     }
                     .into_any()
@@ -204,15 +229,10 @@ fn PetEditorIsland(id: i64, sent: Option<Flash>) -> impl IntoView {
 }
 
 #[component]
-fn CategoryPicker<T: Clone + Send + Sync + 'static>(
-    options: Vec<CategorySummary>,
-    selected: Option<i64>,
-    result: Signal<Option<Result<T, crate::error::AppError>>>,
-) -> impl IntoView {
+fn CategoryPicker(options: Vec<CategorySummary>, selected: Option<i64>, #[prop(into)] invalid: Signal<bool>) -> impl IntoView {
     view! {
         <label>"Category"
-            <select name="category_id" required
-                aria-invalid=move || invalid(&result.get(), "categoryId").to_string()>
+            <select name="category_id" required aria-invalid=move || invalid.get().to_string()>
                 <option value="" selected=selected.is_none()>"Choose…"</option>
                 {options.into_iter().map(|c| view! {
                     <option value=c.id selected=selected == Some(c.id)>{c.name}</option>

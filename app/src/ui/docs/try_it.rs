@@ -44,8 +44,9 @@ fn curl_line(method: &str, origin: &str, url: &str, needs_key: bool, body: Optio
         line.push_str(" -H \"X-API-Key: $KEY\"");
     }
     if let Some(body) = body.filter(|b| !b.trim().is_empty()) {
-        let compact = serde_json::from_str::<serde_json::Value>(&body).map_or(body, |value| value.to_string());
-        line.push_str(&format!(" -H 'Content-Type: application/json' -d '{}'", compact.replace('\'', "'\\''")));
+        // On one line: JSON's line breaks and indentation are never inside a string.
+        let one_line = body.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        line.push_str(&format!(" -H 'Content-Type: application/json' -d '{}'", one_line.replace('\'', "'\\''")));
     }
     line
 }

@@ -1,0 +1,138 @@
+//! What a form sent without JavaScript did, as the island holding that form shows it.
+//!
+//! The page reads the flash (`server_fns::flash`) while it is rendered on the server,
+//! and hands its island a `Note`: plain words and strings, made on the server with the
+//! flash's types, so that the WASM reads no more than strings (every type in an
+//! island's props is another JSON reader in the WASM). With JavaScript, a form shows
+//! its action's own answer instead.
+
+use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
+use serde::{Deserialize, Serialize};
+
+use crate::server_fns::flash::Flash;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    /// Which form: its server function's path, and `#<id>` for a form about one record.
+    pub form: String,
+    /// A confirmation, or the refusal in the store's words.
+    pub text: String,
+    /// For a refusal: the Error object's code (staff see it) and the field it blames.
+    pub code: Option<String>,
+    pub field: Option<String>,
+    /// After a refusal, what was typed, to fill the form in again.
+    pub values: Vec<(String, String)>,
+    /// What a confirmation links to (`(href, text)`).
+    pub links: Vec<(String, String)>,
+    /// A new key, shown once.
+    pub secret: Option<String>,
+}
+
+/// The form of server function `S` about `record` (none for a create form).
+pub fn form_of<S: ServerFn>(record: Option<i64>) -> String {
+    match record {
+        Some(id) => format!("{}#{id}", S::PATH),
+        None => S::PATH.to_owned(),
+    }
+}
+
+impl Note {
+    /// This note, if it is for the form of `S` about `record`.
+    pub fn for_form<S: ServerFn>(note: &Option<Note>, record: Option<i64>) -> Option<Note> {
+        note.as_ref().filter(|note| note.form == form_of::<S>(record)).cloned()
+    }
+
+    pub fn is_refusal(&self) -> bool {
+        self.code.is_some()
+    }
+
+    /// What was typed into `field`, after a refusal.
+    pub fn typed(&self, field: &str) -> Option<String> {
+        self.values.iter().find(|(name, _)| name == field).map(|(_, value)| value.clone())
+    }
+}
+
+/// A note as a form's outcome line: a refusal (with its code, for staff) or a
+/// confirmation with its links.
+#[component]
+pub fn NoteView(note: Note) -> impl IntoView {
+    match note.code {
+        Some(code) => view! {
+            <p class="form-error" role="alert">{note.text}" "<small class="error-code">{code}</small></p>
+        }
+        .into_any(),
+        None => {
+            let links = note.links.into_iter().enumerate().map(|(n, (href, text))| {
+                view! { {(n > 0).then_some(" · ")}<a href=href>{text}</a> }
+            });
+            view! { <p class="form-done" role="status">{note.text}" "{links.collect_view()}</p> }.into_any()
+        }
+    }
+}
+
+/// The note a page hands its island: made with `build` from the flash, while the
+/// server renders the page (in the browser there is none).
+pub fn from_flash(build: impl FnOnce(&Flash) -> Option<Note>) -> Option<Note> {
+    super::widgets::flash().as_ref().and_then(build)
+}
+
+mod notes {
+    use leptos::server_fn::ServerFn;
+    use serde::de::DeserializeOwned;
+
+    use super::Note;
+    use crate::server_fns::flash::Flash;
+    use crate::ui::messages::sentence;
+
+    /// What a confirmation says: its words and links (and a key's secret).
+    #[derive(Default)]
+    pub struct Done {
+        pub text: String,
+        pub links: Vec<(String, String)>,
+        pub secret: Option<String>,
+    }
+
+    impl Done {
+        pub fn new(text: impl Into<String>) -> Done {
+            Done { text: text.into(), ..Done::default() }
+        }
+
+        pub fn link(mut self, href: impl Into<String>, text: impl Into<String>) -> Done {
+            self.links.push((href.into(), text.into()));
+            self
+        }
+    }
+
+    impl Flash {
+        /// The note of this flash if it is a form of `S` (whichever record): a refusal
+        /// in words, or what `done` says of the answer (given the record's id).
+        pub fn note<S>(&self, done: impl FnOnce(S::Output, Option<i64>) -> Done) -> Option<Note>
+        where
+            S: ServerFn,
+            S::Output: DeserializeOwned,
+        {
+            if self.path != S::PATH {
+                return None;
+            }
+            let record = self.record().and_then(|id| id.parse().ok());
+            let form = super::form_of::<S>(record);
+            Some(match self.outcome_of::<S>(record)? {
+                Ok(answer) => {
+                    let done = done(answer, record);
+                    Note { form, text: done.text, links: done.links, secret: done.secret, ..Note::default() }
+                }
+                Err(error) => Note {
+                    form,
+                    text: sentence(&error),
+                    field: error.field().map(str::to_owned),
+                    code: Some(error.code.as_str().to_owned()),
+                    values: self.values.clone(),
+                    ..Note::default()
+                },
+            })
+        }
+    }
+}
+
+pub use notes::Done;
