@@ -33,6 +33,8 @@ pub struct Call {
     pub client: ClientAddr,
     /// The browser's session token, if it sent one that is live.
     token: Option<String>,
+    /// The page the call came from (its `Referer`, when a path of this site).
+    page: Option<String>,
     response: Option<ResponseOptions>,
 }
 
@@ -58,7 +60,12 @@ impl Call {
         let credentials = token.as_deref().map_or(Credentials::Nothing, Credentials::Session);
         let admitted = services.access.admit(credentials, client, counting).await.map_err(|refused| refused.error)?;
         let caller = admitted.caller?;
-        Ok(Call { token: token.filter(|_| caller.is_some()), caller, client, services, response })
+        let page = parts
+            .headers
+            .get(header::REFERER)
+            .and_then(|referer| crate::ui::page_of(referer.to_str().ok()?))
+            .map(str::to_owned);
+        Ok(Call { token: token.filter(|_| caller.is_some()), caller, client, services, page, response })
     }
 
     pub fn now(&self) -> i64 {
@@ -83,6 +90,13 @@ impl Call {
         }
         self.set_cookie(&self.session_cookie.set(None));
         Ok(())
+    }
+
+    /// Sends the browser back to the page the call came from, to show it again with the
+    /// change made (and, through the flash, what was done), or else to `fallback`.
+    /// A console page's lists are drawn on the server, so this is how they follow.
+    pub fn back_to_page(&self, fallback: &str) {
+        leptos_axum::redirect(self.page.as_deref().unwrap_or(fallback));
     }
 
     /// The answer carries a secret (a new key): no cache may keep it.

@@ -9,9 +9,10 @@
 //! typed stays out of logs and histories.
 
 //!
-//! A page hands the flash to its islands as a prop (they are rendered on the server
-//! with it, and hydrate with the same), so it is plain data: the answer stays JSON text
-//! until the island that knows its type reads it.
+//! The staff console's forms and the order list's actions show their page again with
+//! JavaScript too (their lists are drawn on the server): a call whose function sends
+//! the browser elsewhere gets the flash as well. A page turns it into a `ui::note::Note`
+//! of plain words for the island that shows the form.
 
 use leptos::server_fn::ServerFn;
 use serde::de::DeserializeOwned;
@@ -56,22 +57,6 @@ impl Flash {
             }),
             Err(error) => Err(error.clone()),
         })
-    }
-
-    /// The outcome of a form of `S` whichever record it was about (a list's row
-    /// forms), with that record's id.
-    pub fn outcome_of_any<S>(&self) -> Option<(i64, Result<S::Output, AppError>)>
-    where
-        S: ServerFn,
-        S::Output: DeserializeOwned,
-    {
-        let record = self.record()?.parse().ok()?;
-        Some((record, self.outcome_of::<S>(Some(record))?))
-    }
-
-    /// What was typed into `field` of the form of `S` about `record`, after a refusal.
-    pub fn typed<S: ServerFn>(&self, record: Option<i64>, field: &str) -> Option<String> {
-        (self.outcome.is_err() && self.is_of::<S>(record)).then(|| self.value(field).map(str::to_owned)).flatten()
     }
 
     fn is_of<S: ServerFn>(&self, record: Option<i64>) -> bool {
@@ -163,14 +148,12 @@ mod tests {
         assert!(decoded.outcome_of::<SaveCategory>(Some(4)).is_none(), "another row");
         assert!(decoded.outcome_of::<SaveCategory>(None).is_none(), "the create form");
         assert!(decoded.outcome_of::<DeleteCategory>(Some(3)).is_none(), "another function");
-        assert_eq!(decoded.typed::<SaveCategory>(Some(3), "name").as_deref(), Some("Cats"));
-        assert_eq!(decoded.typed::<SaveCategory>(Some(4), "name"), None);
+        assert_eq!(decoded.value("name"), Some("Cats"));
 
         let order = r#"{"id":7,"petId":10,"quantity":1,"complete":false}"#;
         let placed = flash::<PlaceOrder>(Ok(order.into()), &[("pet_id", "10")]);
         assert_eq!(placed.outcome_of::<PlaceOrder>(Some(10)).unwrap().unwrap().id, 7);
-        assert_eq!(placed.outcome_of_any::<PlaceOrder>().unwrap().0, 10);
-        assert_eq!(placed.typed::<PlaceOrder>(Some(10), "pet_id"), None, "refilled after refusals only");
+        assert_eq!(placed.record(), Some("10"));
         assert!(Flash::decode("not base64 json").is_none());
     }
 }

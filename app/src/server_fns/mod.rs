@@ -135,7 +135,10 @@ pub async fn list_orders(
 pub async fn cancel_order(id: i64) -> Result<crate::model::Cancellation, AppError> {
     let call = call::Call::admit().await?;
     let caller = call.require(crate::model::Role::Customer)?;
-    crate::services::orders::cancel(&call.pool, call.now(), caller, id).await
+    let cancellation = crate::services::orders::cancel(&call.pool, call.now(), caller, id).await?;
+    // The list is drawn on the server: shown again, the order is marked in its row.
+    call.back_to_page("/orders");
+    Ok(cancellation)
 }
 
 /// Staff: fulfils an order now.
@@ -145,5 +148,7 @@ pub async fn complete_order(id: i64) -> Result<crate::model::Order, AppError> {
     let call = call::Call::admit().await?;
     let caller = call.require(Role::Admin)?;
     let completion = OrderCompletion { complete: true, ship_date: None };
-    crate::services::orders::complete(&call.pool, call.now(), caller, id, completion).await
+    let order = crate::services::orders::complete(&call.pool, call.now(), caller, id, completion).await?;
+    call.back_to_page("/orders");
+    Ok(order)
 }

@@ -91,7 +91,8 @@ pub async fn load_dashboard() -> Result<Dashboard, AppError> {
 }
 
 /// Creates a pet (no `id`) or replaces one, by the rules of `POST`/`PUT /pets`. An
-/// empty `status` keeps the pet's status (or makes a new one `available`).
+/// empty `status` keeps the pet's status (or makes a new one `available`). The page is
+/// shown again, with the change (and what was done, in the flash).
 #[server(prefix = "/_app", endpoint = "staff_save_pet")]
 pub async fn save_pet(
     id: Option<i64>,
@@ -104,10 +105,12 @@ pub async fn save_pet(
     let call = staff().await?;
     let status = status.filter(|s| !s.is_empty()).map(|s| form_name("status", &s)).transpose()?;
     let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status };
-    match id {
-        Some(id) => pets::replace(&call.pool, id, new).await,
-        None => pets::create(&call.pool, new).await,
-    }
+    let saved = match id {
+        Some(id) => pets::replace(&call.pool, id, new).await?,
+        None => pets::create(&call.pool, new).await?,
+    };
+    call.back_to_page("/admin/pets");
+    Ok(saved)
 }
 
 #[server(prefix = "/_app", endpoint = "staff_delete_pet")]
@@ -118,7 +121,8 @@ pub async fn delete_pet(id: i64) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Creates a category (no `id`) or renames and describes one.
+/// Creates a category (no `id`; the page is shown again, with it in the list) or
+/// renames and describes one (in place).
 #[server(prefix = "/_app", endpoint = "staff_save_category")]
 pub async fn save_category(id: Option<i64>, name: String, description: Option<String>) -> Result<Category, AppError> {
     use crate::model::NewCategory;
@@ -127,14 +131,20 @@ pub async fn save_category(id: Option<i64>, name: String, description: Option<St
     let new = NewCategory { name, description: description.filter(|d| !d.trim().is_empty()) };
     match id {
         Some(id) => categories::replace(&call.pool, id, new).await,
-        None => categories::create(&call.pool, new).await,
+        None => {
+            let created = categories::create(&call.pool, new).await?;
+            call.back_to_page("/admin/categories");
+            Ok(created)
+        }
     }
 }
 
 #[server(prefix = "/_app", endpoint = "staff_delete_category")]
 pub async fn delete_category(id: i64) -> Result<(), AppError> {
     let call = staff().await?;
-    crate::services::categories::delete(&call.pool, id).await
+    crate::services::categories::delete(&call.pool, id).await?;
+    call.back_to_page("/admin/categories");
+    Ok(())
 }
 
 /// One page of every pet's stock and status, by id.
@@ -153,7 +163,10 @@ pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::In
     use crate::model::InventoryUpdate;
     let call = staff().await?;
     let quantity = form_number("quantity", &quantity, 0, 1_000_000)?;
-    crate::services::inventory::set(&call.pool, pet_id, InventoryUpdate { quantity }).await
+    let item = crate::services::inventory::set(&call.pool, pet_id, InventoryUpdate { quantity }).await?;
+    // The row's status and "low" mark follow: the page is shown again.
+    call.back_to_page("/admin/inventory");
+    Ok(item)
 }
 
 /// Every key with today's usage.
@@ -190,6 +203,8 @@ pub async fn create_key(
     let new = NewApiKey { name, role: form_name("role", &role)?, plan, limits };
     let created = crate::services::keys::create(&call.pool, call.now(), new).await?;
     call.no_store();
+    // Shown again with the key in the list; the secret goes along once, in the flash.
+    call.back_to_page("/admin/keys");
     Ok(created)
 }
 
@@ -197,5 +212,7 @@ pub async fn create_key(
 #[server(prefix = "/_app", endpoint = "staff_revoke_key")]
 pub async fn revoke_key(id: i64) -> Result<ApiKey, AppError> {
     let call = staff().await?;
-    Ok(call.access.auth.revoke(id).await?.to_api())
+    let revoked = call.access.auth.revoke(id).await?.to_api();
+    call.back_to_page("/admin/keys");
+    Ok(revoked)
 }

@@ -122,6 +122,12 @@ fn SignUpForm(current: Option<i64>) -> impl IntoView {
     }
 }
 
+/// The secret on a page drawn on the server (the staff console), with its copy button.
+#[island]
+pub fn NewKeyIsland(key: String) -> impl IntoView {
+    view! { <NewKey key/> }
+}
+
 /// The secret, shown this once, with a copy button.
 #[component]
 pub fn NewKey(key: String) -> impl IntoView {

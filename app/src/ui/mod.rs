@@ -3,8 +3,9 @@
 //! Leptos's islands mode: every page is rendered on the server (links are plain page
 //! loads), and only its interactive parts, the `#[island]` components, ship as WASM and
 //! hydrate in the browser: the header's account links, the catalog's pickers, the pet
-//! page's facts and order box, the sign-in and sign-up forms, the orders table, the staff
-//! console's pages and the docs' try-it panels. An island's props travel in the page
+//! page's facts and order box, the sign-in and sign-up forms, the forms of the staff
+//! console and of the order list (their tables are drawn on the server, and a change
+//! shows the page again), times in the browser's locale and the docs' try-it panels. An island's props travel in the page
 //! as JSON, so they are plain data; router hooks and contexts stay outside (the page
 //! around the island reads them and passes what it needs; only the server's own, such
 //! as the response's status, are used inside, during server rendering). Everything
@@ -172,6 +173,14 @@ fn is_return_path(path: &str) -> bool {
     is_local_path(path) && !matches!(page, "/sign-in" | "/sign-up")
 }
 
+/// The path and query of a `Referer` on this site (`http://host/pets/3?x` →
+/// `/pets/3?x`), if it is one a browser may safely be sent to.
+pub fn page_of(referer: &str) -> Option<&str> {
+    let after_scheme = referer.split_once("://").map_or(referer, |(_, rest)| rest);
+    let path = &after_scheme[after_scheme.find('/')?..];
+    is_local_path(path).then_some(path)
+}
+
 /// Whether `path` is a path of this site that is safe to send a browser to (and to
 /// put in a header): absolute, not `//host`, visible ASCII without backslashes.
 pub fn is_local_path(path: &str) -> bool {
@@ -217,5 +226,13 @@ mod tests {
         assert_eq!(sign_in_href("/pets/3"), "/sign-in?next=%2Fpets%2F3");
         assert_eq!(sign_in_href("/"), "/sign-in");
         assert_eq!(sign_in_href("/sign-up"), "/sign-in");
+    }
+
+    #[test]
+    fn the_page_to_go_back_to_is_a_path_of_this_site() {
+        assert_eq!(page_of("http://127.0.0.1:3000/pets/3?x=1"), Some("/pets/3?x=1"));
+        assert_eq!(page_of("https://shop.example/"), Some("/"));
+        assert_eq!(page_of("https://shop.example"), None);
+        assert_eq!(page_of("http://shop.example//evil.example/"), None);
     }
 }

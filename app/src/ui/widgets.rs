@@ -3,6 +3,8 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::ui::messages::sentence;
+use crate::ui::note::{Note, NoteView};
 use crate::model::PetStatus;
 
 /// The page's `<title>`. leptos_meta (0.8.7) writes a title's text into the `<head>`
@@ -60,8 +62,9 @@ pub fn ErrorNotice(error: AppError) -> impl IntoView {
 }
 
 /// A moment as people read it: on the server (and without JavaScript) in UTC, then in
-/// the browser's own locale and time zone; the exact time on hover.
-#[component]
+/// the browser's own locale and time zone; the exact time on hover. An island of its
+/// own, so that pages drawn on the server get it too.
+#[island]
 pub fn LocalTime(iso: String) -> impl IntoView {
     let text = RwSignal::new(utc_text(&iso));
     #[cfg(feature = "hydrate")]
@@ -86,6 +89,29 @@ fn utc_text(iso: &str) -> String {
     match (iso.get(..10), iso.get(11..16)) {
         (Some(date), Some(time)) if iso.ends_with('Z') => format!("{date} {time} UTC"),
         _ => iso.to_owned(),
+    }
+}
+
+/// A form's outcome under it: with JavaScript its action's last answer (a refusal in
+/// the store's words, with its code for staff, or `done` unless empty), else what the
+/// form did when sent without JavaScript (`note`).
+#[component]
+pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
+    result: Signal<Option<Result<T, AppError>>>,
+    #[prop(into)] done: String,
+    #[prop(default = None)] note: Option<Note>,
+) -> impl IntoView {
+    move || match result.get() {
+        Some(Err(error)) => view! {
+            <p class="form-error" role="alert">
+                {sentence(&error)}" "
+                <small class="error-code" title=error.message.clone()>{error.code.as_str()}</small>
+            </p>
+        }
+        .into_any(),
+        Some(Ok(_)) if !done.is_empty() => view! { <p class="form-done" role="status">{done.clone()}</p> }.into_any(),
+        Some(Ok(_)) => ().into_any(),
+        None => note.clone().map(|note| view! { <NoteView note/> }).into_any(),
     }
 }
 

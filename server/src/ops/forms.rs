@@ -46,7 +46,7 @@ pub async fn answer<S: crate::HttpService>(app: S, request: Request, flash_cooki
         .headers
         .get(header::REFERER)
         .and_then(|referer| referer.to_str().ok())
-        .and_then(page_of)
+        .and_then(app::ui::page_of)
         .unwrap_or("/")
         .to_owned();
     let path = parts.uri.path().to_owned();
@@ -116,25 +116,5 @@ fn set_flash(headers: &mut HeaderMap, cookie: FlashCookie, mut flash: Flash) {
     }
     if let Ok(set) = HeaderValue::from_str(&cookie.set(Some(&value))) {
         headers.append(header::SET_COOKIE, set);
-    }
-}
-
-/// The path and query of a `Referer` on this site (`http://host/pets/3?x` → `/pets/3?x`).
-fn page_of(referer: &str) -> Option<&str> {
-    let after_scheme = referer.split_once("://").map_or(referer, |(_, rest)| rest);
-    let path = &after_scheme[after_scheme.find('/')?..];
-    app::ui::is_local_path(path).then_some(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_page_to_go_back_to_is_a_path_of_this_site() {
-        assert_eq!(page_of("http://127.0.0.1:3000/pets/3?x=1"), Some("/pets/3?x=1"));
-        assert_eq!(page_of("https://shop.example/"), Some("/"));
-        assert_eq!(page_of("https://shop.example"), None);
-        assert_eq!(page_of("http://shop.example//evil.example/"), None);
     }
 }

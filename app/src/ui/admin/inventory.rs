@@ -1,5 +1,6 @@
-//! Inventory: every pet's stock and status in one table, the stock editable in place.
-//! Low stock stands out (in words too, not by colour alone).
+//! Inventory: every pet's stock and status in one table, drawn on the server, the stock
+//! set row by row (each row's form an island; the page is shown again after a change,
+//! with the row's new status). Low stock stands out (in words too, not by colour alone).
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -16,21 +17,11 @@ pub const LOW_STOCK: i64 = 2;
 
 #[component]
 pub fn InventoryConsole() -> impl IntoView {
-    let query = use_query_map();
-    let cursor = query.with_untracked(|query| query.get("cursor"));
+    let cursor = use_query_map().with_untracked(|query| query.get("cursor"));
+    let page = data::resource(move || cursor.clone(), inventory);
     let note = from_flash(|flash| flash.note::<SetStock>(|_, _| Done::new("Saved.")));
     view! {
         <PageTitle text="Staff: inventory"/>
-        <InventoryConsoleIsland cursor note/>
-    }
-}
-
-/// The console page itself: stock is set in place, row by row. `note` is what a form
-/// sent without JavaScript did.
-#[island]
-fn InventoryConsoleIsland(cursor: Option<String>, note: Option<Note>) -> impl IntoView {
-    let page = data::resource(move || cursor.clone(), inventory);
-    view! {
         <h1>"Inventory"</h1>
         <p class="meta">{format!("Stock of {LOW_STOCK} or less on a pet for sale is marked low.")}</p>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
@@ -48,7 +39,10 @@ fn InventoryConsoleIsland(cursor: Option<String>, note: Option<Note>) -> impl In
                                         <th scope="col">"Status"</th><th scope="col">"Stock"</th>
                                     </tr></thead>
                                     <tbody>
-                                        {page.items.into_iter().map(|pet| view! { <StockRow pet note=note.clone()/> }).collect_view()}
+                                        {page.items.into_iter().map(|pet| {
+                                            let note = Note::for_form::<SetStock>(&note, Some(pet.id));
+                                            view! { <StockRow pet note/> }
+                                        }).collect_view()}
                                     </tbody>
                                 </table>
                                 {next.map(|href| view! { <nav class="pager" aria-label="Pages"><a href=href rel="next">"Next page →"</a></nav> })}
@@ -63,37 +57,35 @@ fn InventoryConsoleIsland(cursor: Option<String>, note: Option<Note>) -> impl In
 
 #[component]
 fn StockRow(pet: PetCard, note: Option<Note>) -> impl IntoView {
-    let set = ServerAction::<SetStock>::new();
-    let result = set.value();
-    let note = Note::for_form::<SetStock>(&note, Some(pet.id));
-    let typed = note.as_ref().and_then(|note| note.typed("quantity"));
-    // After a save the row shows what the server answered (the status may change too).
-    let state = move || match result.get() {
-        Some(Ok(item)) => (item.quantity, item.status),
-        _ => (pet.quantity, pet.status),
-    };
-    let low = move || {
-        let (quantity, status) = state();
-        status != PetStatus::Sold && quantity <= LOW_STOCK
-    };
-    let input_id = format!("stock-{}", pet.id);
-    let shown = typed.unwrap_or_else(|| pet.quantity.to_string());
+    let low = pet.status != PetStatus::Sold && pet.quantity <= LOW_STOCK;
     view! {
         <tr data-pet-id=pet.id class:low-stock=low>
             <td data-label="Pet"><a href=format!("/admin/pets/{}", pet.id)>{pet.name.clone()}</a></td>
-            <td data-label="Category">{pet.category_name}</td>
-            <td data-label="Status">{move || view! { <StatusBadge status=state().1/> }}</td>
+            <td data-label="Category">{pet.category_name.clone()}</td>
+            <td data-label="Status"><StatusBadge status=pet.status/></td>
             <td data-label="Stock">
-                <ActionForm action=set attr:class="inline stock-form">
-                    <input type="hidden" name="pet_id" value=pet.id/>
-                    <label class="visually-hidden" for=input_id.clone()>{format!("Stock of {}", pet.name)}</label>
-                    <input id=input_id type="number" name="quantity" min="0" max="1000000" required value=shown
-                        inputmode="numeric"/>
-                    <button type="submit" class="secondary">"Set"</button>
-                    <span class="badge badge-low" class:hidden=move || !low()>"Low"</span>
-                </ActionForm>
-                <FormOutcome result=result.into() done="Saved." note/>
+                <StockForm pet_id=pet.id name=pet.name quantity=pet.quantity note/>
+                {low.then(|| view! { <span class="badge badge-low">"Low"</span> })}
             </td>
         </tr>
+    }
+}
+
+/// One pet's stock: set it, and the page is shown again with the row's new status.
+#[island]
+fn StockForm(pet_id: i64, name: String, quantity: i64, note: Option<Note>) -> impl IntoView {
+    let set = ServerAction::<SetStock>::new();
+    let input_id = format!("stock-{pet_id}");
+    // After a refusal, what was typed.
+    let shown = note.as_ref().and_then(|note| note.typed("quantity")).unwrap_or_else(|| quantity.to_string());
+    view! {
+        <ActionForm action=set attr:class="inline stock-form">
+            <input type="hidden" name="pet_id" value=pet_id/>
+            <label class="visually-hidden" for=input_id.clone()>{format!("Stock of {name}")}</label>
+            <input id=input_id type="number" name="quantity" min="0" max="1000000" required value=shown
+                inputmode="numeric"/>
+            <button type="submit" class="secondary" disabled=move || set.pending().get()>"Set"</button>
+        </ActionForm>
+        <FormOutcome result=set.value().into() done="Saved." note/>
     }
 }

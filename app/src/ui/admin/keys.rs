@@ -1,14 +1,15 @@
 //! Keys: create one (the secret shown once, with a copy button), revoke one (after a
 //! confirmation; the key the staff member is signed in with says so first; the last
 //! active admin key is not offered, since the server refuses it), and see each key's
-//! requests today against its plan's daily limit.
+//! requests today against its plan's daily limit. The table is drawn on the server; the
+//! forms are islands, and the page is shown again after each change.
 
 use leptos::prelude::*;
 
-use super::{FormOutcome, NameField, emptied_on_success, invalid};
+use super::{FormOutcome, NameField, invalid};
 use crate::model::{Plan, Role};
 use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys, viewer};
-use crate::ui::account::NewKey;
+use crate::ui::account::NewKeyIsland;
 use crate::ui::data;
 use crate::ui::note::{Done, Note, NoteView, from_flash};
 use crate::ui::widgets::{ErrorNotice, LocalTime, PageTitle, confirm};
@@ -16,121 +17,32 @@ use crate::ui::widgets::{ErrorNotice, LocalTime, PageTitle, confirm};
 #[component]
 pub fn KeysConsole() -> impl IntoView {
     let who = data::resource(|| (), |_| viewer());
+    let keys = data::resource(|| (), |_| admin_keys());
     let note = from_flash(|flash| {
         flash
             .note::<CreateKey>(|created, _| {
                 let key = &created.key_info;
-                Done { secret: Some(created.key.clone()), ..Done::new(format!("Created key #{} ({}, {}).", key.id, key.name, key.plan.label())) }
+                let text = format!("Created key #{} ({}, {}).", key.id, key.name, key.plan.label());
+                Done { secret: Some(created.key.clone()), ..Done::new(text) }
             })
             .or_else(|| flash.note::<RevokeKey>(|key, _| Done::new(format!("Revoked key #{} ({}).", key.id, key.name))))
     });
+    let created = Note::for_form::<CreateKey>(&note, None);
+    // A revocation, whichever row it was, is said above the table.
+    let revoked = note.filter(|note| note.form.starts_with(<RevokeKey as leptos::server_fn::ServerFn>::PATH));
     view! {
         <PageTitle text="Staff: keys"/>
-        <Suspense fallback=|| ()>
-            {move || {
-                let note = note.clone();
-                Suspend::new(async move {
-                    let me = who.await.ok().flatten().map(|caller| caller.key_id);
-                    view! { <KeysConsoleIsland me note/> }
-                })
-            }}
-        </Suspense>
-    }
-}
-
-/// The console page itself: a new key is shown once, in place. `me` is the key the
-/// page is used with; `note` what a form sent without JavaScript did.
-#[island]
-fn KeysConsoleIsland(me: Option<i64>, note: Option<Note>) -> impl IntoView {
-    let create = ServerAction::<CreateKey>::new();
-    let revoke = ServerAction::<RevokeKey>::new();
-    let keys = data::resource(move || (create.version().get(), revoke.version().get()), |_| admin_keys());
-    let (result, revoked) = (create.value(), revoke.value());
-    let created = Note::for_form::<CreateKey>(&note, None);
-    // A revocation sent without JavaScript, whichever row it was.
-    let revoked_note =
-        note.filter(|note| note.form.starts_with(<RevokeKey as leptos::server_fn::ServerFn>::PATH));
-    let typed = |field: &str| created.as_ref().and_then(|note| note.typed(field));
-    let (name, role, plan) = (typed("name"), typed("role"), typed("plan"));
-    let (per_minute, per_day) = (typed("per_minute"), typed("per_day"));
-    let form = emptied_on_success(create);
-    // Revoking the key this page is used with ends its session: nothing here works
-    // any more, so go to the sign-in page.
-    Effect::new(move |_| {
-        if let (Some(Ok(key)), Some(me)) = (revoke.value().get(), me) {
-            if key.id == me {
-                let _ = window().location().assign("/sign-in");
-            }
-        }
-    });
-    view! {
         <h1>"API keys"</h1>
         <section class="panel" aria-labelledby="new-key-title">
             <h2 id="new-key-title">"New key"</h2>
-            {
-                let (role, plan) = (role.unwrap_or_default(), plan.unwrap_or_default());
-                let blamed = created.clone();
-                view! {
-                    <ActionForm action=create node_ref=form attr:class="row-form">
-                        <NameField invalid={
-                            let blamed = blamed.clone();
-                            move || invalid(&result.get(), &blamed, "name")
-                        } value=name/>
-                        <label>"Role"
-                            <select name="role">
-                                {Role::ALL.into_iter().map(|r| view! {
-                                    <option value=r.as_str() selected=role == r.as_str()>{r.label()}</option>
-                                }).collect_view()}
-                            </select>
-                        </label>
-                        <label>"Plan"
-                            <select name="plan">
-                                {Plan::ALL.into_iter().map(|p| view! {
-                                    <option value=p.as_str() selected=plan == p.as_str()>{plan_label(p)}</option>
-                                }).collect_view()}
-                            </select>
-                        </label>
-                        <label>"Per minute (Enterprise)"
-                            <input type="number" name="per_minute" min="1" inputmode="numeric" value=per_minute
-                                aria-invalid={
-                                let blamed = blamed.clone();
-                                move || invalid(&result.get(), &blamed, "perMinute").to_string()
-                            }/>
-                        </label>
-                        <label>"Per day (Enterprise)"
-                            <input type="number" name="per_day" min="1" inputmode="numeric" value=per_day
-                                aria-invalid={
-                                let blamed = blamed.clone();
-                                move || invalid(&result.get(), &blamed, "perDay").to_string()
-                            }/>
-                        </label>
-                        <button type="submit">"Create key"</button>
-                    </ActionForm>
-                }
-            }
-            {move || result.get().and_then(Result::ok).map(|created| view! {
-                <p class="form-done" role="status">
-                    {format!("Created key #{} ({}, {}).", created.key_info.id, created.key_info.name, created.key_info.plan.as_str())}
-                </p>
-                <NewKey key=created.key/>
-            })}
-            // Without JavaScript: the new key (or the refusal), from the note.
-            {created.clone().filter(|_| result.get_untracked().is_none()).map(|note| view! {
-                {note.secret.clone().map(|key| view! { <NewKey key/> })}
-            })}
-            <FormOutcome result=result.into() done="" note=created.clone()/>
+            <NewKeyForm note=created.clone()/>
+            // The new key's secret, this once (the flash carried it here).
+            {created.and_then(|note| note.secret).map(|key| view! { <NewKeyIsland key/> })}
         </section>
-        <div aria-live="polite">
-            {move || match revoked.get() {
-                Some(Ok(key)) => view! {
-                    <p class="notice notice-success" role="status">{format!("Revoked key #{} ({}).", key.id, key.name)}</p>
-                }.into_any(),
-                Some(Err(error)) => view! { <FormOutcome result=Signal::derive(move || Some(Err::<(), _>(error.clone()))) done=""/> }.into_any(),
-                None => revoked_note.clone().map(|note| view! { <NoteView note/> }).into_any(),
-            }}
-        </div>
+        <div aria-live="polite">{revoked.map(|note| view! { <NoteView note/> })}</div>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
+                let me = who.await.ok().flatten().map(|caller| caller.key_id);
                 match keys.await {
                     Ok(list) => {
                         let active_admins = list
@@ -146,7 +58,7 @@ fn KeysConsoleIsland(me: Option<i64>, note: Option<Note>) -> impl IntoView {
                                 <tbody>
                                     {list.into_iter().map(|row| {
                                         let last_admin = active_admins == 1 && row.key.role == Role::Admin;
-                                        view! { <KeyRow row revoke mine=me last_admin/> }
+                                        view! { <KeyRow row mine=me last_admin/> }
                                     }).collect_view()}
                                 </tbody>
                             </table>
@@ -159,6 +71,48 @@ fn KeysConsoleIsland(me: Option<i64>, note: Option<Note>) -> impl IntoView {
     }
 }
 
+/// Creating a key: the page is shown again, with the secret once; a refusal keeps what
+/// was typed.
+#[island]
+fn NewKeyForm(note: Option<Note>) -> impl IntoView {
+    let create = ServerAction::<CreateKey>::new();
+    let result = create.value();
+    let typed = |field: &str| note.as_ref().filter(|note| note.is_refusal()).and_then(|note| note.typed(field));
+    let (role, plan) = (typed("role").unwrap_or_default(), typed("plan").unwrap_or_default());
+    let (name, per_minute, per_day) = (typed("name"), typed("per_minute"), typed("per_day"));
+    let blamed = [note.clone(), note.clone(), note.clone()];
+    let [blame_name, blame_minute, blame_day] = blamed;
+    view! {
+        <ActionForm action=create attr:class="row-form">
+            <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=name/>
+            <label>"Role"
+                <select name="role">
+                    {Role::ALL.into_iter().map(|r| view! {
+                        <option value=r.as_str() selected=role == r.as_str()>{r.label()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"Plan"
+                <select name="plan">
+                    {Plan::ALL.into_iter().map(|p| view! {
+                        <option value=p.as_str() selected=plan == p.as_str()>{plan_label(p)}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"Per minute (Enterprise)"
+                <input type="number" name="per_minute" min="1" inputmode="numeric" value=per_minute
+                    aria-invalid=move || invalid(&result.get(), &blame_minute, "perMinute").to_string()/>
+            </label>
+            <label>"Per day (Enterprise)"
+                <input type="number" name="per_day" min="1" inputmode="numeric" value=per_day
+                    aria-invalid=move || invalid(&result.get(), &blame_day, "perDay").to_string()/>
+            </label>
+            <button type="submit" disabled=move || create.pending().get()>"Create key"</button>
+        </ActionForm>
+        <FormOutcome result=result.into() done="" note/>
+    }
+}
+
 fn plan_label(plan: Plan) -> String {
     match plan.limits() {
         Some(limits) => format!("{} ({}/min, {}/day)", plan.label(), limits.per_minute, limits.per_day),
@@ -167,11 +121,10 @@ fn plan_label(plan: Plan) -> String {
 }
 
 #[component]
-fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>, mine: Option<i64>, last_admin: bool) -> impl IntoView {
+fn KeyRow(row: KeyUsage, mine: Option<i64>, last_admin: bool) -> impl IntoView {
     let key = row.key;
     let per_day = i64::from(key.limits.per_day);
-    // Whole per cent, rounded, in integers (formatting a float would bring its code into
-    // the WASM).
+    // Whole per cent, rounded.
     let percent = if per_day > 0 { (row.used_today * 100 + per_day / 2) / per_day } else { 0 };
     let question = if mine == Some(key.id) {
         format!("Key #{} is the one you are signed in with: revoking it signs you out here. Revoke it?", key.id)
@@ -195,20 +148,30 @@ fn KeyRow(row: KeyUsage, revoke: ServerAction<RevokeKey>, mine: Option<i64>, las
                     (None, true) => view! {
                         <span class="meta">"Active: the last admin key, so it cannot be revoked"</span>
                     }.into_any(),
-                    (None, false) => view! {
-                        {confirm(
-                            format!("Revoke key {}…", key.id),
-                            question,
-                            view! {
-                                <ActionForm action=revoke attr:class="inline">
-                                    <input type="hidden" name="id" value=key.id/>
-                                    <button type="submit" class="danger">{format!("Yes, revoke key {}", key.id)}</button>
-                                </ActionForm>
-                            },
-                        )}
-                    }.into_any(),
+                    (None, false) => view! { <RevokeKeyForm id=key.id question/> }.into_any(),
                 }}
             </td>
         </tr>
+    }
+}
+
+/// Revoking one key, after the question.
+#[island]
+fn RevokeKeyForm(id: i64, question: String) -> impl IntoView {
+    let revoke = ServerAction::<RevokeKey>::new();
+    view! {
+        {confirm(
+            format!("Revoke key {id}…"),
+            question,
+            view! {
+                <ActionForm action=revoke attr:class="inline">
+                    <input type="hidden" name="id" value=id/>
+                    <button type="submit" class="danger" disabled=move || revoke.pending().get()>
+                        {format!("Yes, revoke key {id}")}
+                    </button>
+                </ActionForm>
+            },
+        )}
+        <FormOutcome result=revoke.value().into() done=""/>
     }
 }

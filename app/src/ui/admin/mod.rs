@@ -22,11 +22,10 @@ pub use dashboard::DashboardPage;
 pub use inventory::InventoryConsole;
 pub use keys::KeysConsole;
 pub use pets::{PetEditor, PetsConsole};
+pub use crate::ui::widgets::FormOutcome;
 
-use super::messages::sentence;
-use super::note::{Note, NoteView};
+use super::note::Note;
 use super::widgets::{ErrorNotice, set_status};
-use leptos::server_fn::ServerFn;
 use crate::error::{AppError, ErrorCode};
 use crate::model::Role;
 use crate::server_fns::viewer;
@@ -74,50 +73,6 @@ pub fn refusal(error: AppError) -> AnyView {
         </section>
     }
     .into_any()
-}
-
-/// A form's outcome under it: with JavaScript its action's last answer (a refusal in
-/// the store's words, with its code for staff, or `done` unless empty), else what the
-/// form did when sent without JavaScript (`note`).
-#[component]
-pub fn FormOutcome<T: Clone + Send + Sync + 'static>(
-    result: Signal<Option<Result<T, AppError>>>,
-    #[prop(into)] done: String,
-    #[prop(default = None)] note: Option<Note>,
-) -> impl IntoView {
-    move || match result.get() {
-        Some(Err(error)) => view! {
-            <p class="form-error" role="alert">
-                {sentence(&error)}" "
-                <small class="error-code" title=error.message.clone()>{error.code.as_str()}</small>
-            </p>
-        }
-        .into_any(),
-        Some(Ok(_)) if !done.is_empty() => view! { <p class="form-done" role="status">{done.clone()}</p> }.into_any(),
-        Some(Ok(_)) => ().into_any(),
-        None => note.clone().map(|note| view! { <NoteView note/> }).into_any(),
-    }
-}
-
-/// A create form's `<form>`, emptied (reset to what the page was rendered with) each
-/// time its action succeeds, so that the next thing made starts blank and a second
-/// click cannot make a duplicate; a refusal leaves what was typed. (Rendering the form
-/// again would not do: Leptos updates the same elements in place, and an input's typed
-/// value is not its attribute.)
-pub fn emptied_on_success<S>(action: ServerAction<S>) -> NodeRef<leptos::html::Form>
-where
-    S: ServerFn<Error = AppError> + Clone + Send + Sync + 'static,
-    S::Output: Clone + Send + Sync + 'static,
-{
-    let form = NodeRef::<leptos::html::Form>::new();
-    Effect::new(move |_| {
-        if let Some(Ok(_)) = action.value().get() {
-            if let Some(form) = form.get_untracked() {
-                form.reset();
-            }
-        }
-    });
-    form
 }
 
 /// The "Name" field of the console's forms (pets, categories, keys share its limits),

@@ -1,9 +1,10 @@
-//! Pets: find, create, edit (name, category, status) and delete.
+//! Pets: find, create, edit (name, category, status) and delete. The lists are drawn
+//! on the server; the forms are islands (see `admin`).
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{FormOutcome, NameField, emptied_on_success, invalid};
+use super::{FormOutcome, NameField, invalid};
 use crate::model::{CategorySummary, PetCard, PetStatus};
 use crate::server_fns::{DeletePet, SavePet, catalog, categories, pet};
 use crate::ui::data;
@@ -12,8 +13,9 @@ use crate::ui::widgets::{ErrorNotice, PageTitle, StatusBadge, confirm, query_str
 
 #[component]
 pub fn PetsConsole() -> impl IntoView {
-    let query = use_query_map();
-    let (q, cursor) = query.with_untracked(|query| (query.get("q"), query.get("cursor")));
+    let (q, cursor) = use_query_map().with_untracked(|query| (query.get("q"), query.get("cursor")));
+    let pets = data::resource(move || (q.clone(), cursor.clone()), |(q, cursor)| catalog(None, None, q, cursor));
+    let category_list = data::resource(|| (), |_| categories());
     let note = from_flash(|flash| {
         flash
             .note::<SavePet>(|pet, _| {
@@ -23,86 +25,36 @@ pub fn PetsConsole() -> impl IntoView {
             })
             .or_else(|| flash.note::<DeletePet>(|(), id| Done::new(format!("Pet #{} was deleted.", id.unwrap_or(0)))))
     });
+    // After "Delete" on a pet's page, the browser comes back here.
+    let deleted = note.clone().filter(|note| note.form.starts_with(<DeletePet as leptos::server_fn::ServerFn>::PATH));
+    let created = Note::for_form::<SavePet>(&note, None);
+    let search = use_query_map().with_untracked(|query| query.get("q"));
     view! {
         <PageTitle text="Staff: pets"/>
-        <PetsConsoleIsland q cursor note/>
-    }
-}
-
-/// The console page itself: a new pet shows in the list at once, and the form is
-/// emptied for the next one. `note` is what a form sent without JavaScript did (a pet
-/// created or refused here, or deleted on its own page).
-#[island]
-fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, note: Option<Note>) -> impl IntoView {
-    let search = (q, cursor);
-    let save = ServerAction::<SavePet>::new();
-    let pets = data::resource(
-        {
-            let search = search.clone();
-            move || (search.clone(), save.version().get())
-        },
-        |((q, cursor), _)| catalog(None, None, q, cursor),
-    );
-    let category_list = data::resource(|| (), |_| categories());
-    let result = save.value();
-    let created = Note::for_form::<SavePet>(&note, None);
-    let typed = |field: &str| created.as_ref().and_then(|note| note.typed(field));
-    let (name, category, status) = (typed("name"), typed("category_id"), typed("status"));
-    let form = emptied_on_success(save);
-    let blamed = created.clone();
-    // After "Delete" on a pet's page, the browser comes back here.
-    let deleted = note
-        .filter(|note| note.form.starts_with(<DeletePet as leptos::server_fn::ServerFn>::PATH))
-        .map(|note| view! { <div class="notice-line"><NoteView note/></div> });
-
-    view! {
         <h1>"Pets"</h1>
-        {deleted}
+        {deleted.map(|note| view! { <div class="notice-line"><NoteView note/></div> })}
         <section class="panel" aria-labelledby="new-pet">
             <h2 id="new-pet">"New pet"</h2>
             <Suspense fallback=|| ()>
                 {move || {
-                    let (name, category, status) = (name.clone(), category.clone(), status.clone());
-                    let blamed = blamed.clone();
+                    let created = created.clone();
                     Suspend::new(async move {
                         let options = category_list.await.unwrap_or_default();
-                        let category = category.and_then(|c| c.parse().ok());
-                        view! {
-                            <ActionForm action=save node_ref=form attr:class="row-form">
-                                <NameField invalid={
-                                    let blamed = blamed.clone();
-                                    move || invalid(&result.get(), &blamed, "name")
-                                } value=name/>
-                                <CategoryPicker options selected=category invalid=move || invalid(&result.get(), &blamed, "categoryId")/>
-                                <StatusPicker current=None chosen=status/>
-                                <button type="submit">"Create pet"</button>
-                            </ActionForm>
-                        }
+                        view! { <NewPetForm options note=created/> }
                     })
                 }}
             </Suspense>
-            {move || match result.get() {
-                Some(Ok(pet)) => view! {
-                    <p class="form-done" role="status">
-                        {format!("Created {} (pet #{}). ", pet.name, pet.id)}
-                        <a href=format!("/admin/pets/{}", pet.id)>"Edit it"</a>" · "
-                        <a href=format!("/pets/{}", pet.id)>"See it in the shop"</a>
-                    </p>
-                }.into_any(),
-                _ => view! { <FormOutcome result=result.into() done="" note=created.clone()/> }.into_any(),
-            }}
         </section>
 
         <form class="filters" method="get" action="/admin/pets" role="search" aria-label="Find pets">
             <label class="search">"Name"
-                <input type="search" name="q" maxlength="100"
-                    value=search.0.clone().unwrap_or_default()/>
+                <input type="search" name="q" maxlength="100" value=search.clone().unwrap_or_default()/>
             </label>
             <button type="submit">"Find"</button>
         </form>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let q = search.0.clone();
+                let q = search.clone();
                 Suspend::new(async move {
                     match pets.await {
                         Err(error) => view! { <ErrorNotice error/> }.into_any(),
@@ -119,6 +71,27 @@ fn PetsConsoleIsland(q: Option<String>, cursor: Option<String>, note: Option<Not
                 })
             }}
         </Suspense>
+    }
+}
+
+/// Creating a pet: the page is shown again after each one, the form empty and a note
+/// with links to it; a refusal keeps what was typed. `note` is what the form did.
+#[island]
+fn NewPetForm(options: Vec<CategorySummary>, note: Option<Note>) -> impl IntoView {
+    let save = ServerAction::<SavePet>::new();
+    let result = save.value();
+    let typed = |field: &str| note.as_ref().and_then(|note| note.typed(field));
+    let (name, category, status) = (typed("name"), typed("category_id"), typed("status"));
+    let (blame_name, blame_category) = (note.clone(), note.clone());
+    view! {
+        <ActionForm action=save attr:class="row-form">
+            <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=name/>
+            <CategoryPicker options selected=category.and_then(|c| c.parse().ok())
+                invalid=move || invalid(&result.get(), &blame_category, "categoryId")/>
+            <StatusPicker current=None chosen=status/>
+            <button type="submit" disabled=move || save.pending().get()>"Create pet"</button>
+        </ActionForm>
+        <FormOutcome result=result.into() done="" note/>
     }
 }
 
@@ -152,79 +125,79 @@ fn PetTable(pets: Vec<PetCard>) -> impl IntoView {
 /// `/admin/pets/:id`: edit or delete one pet.
 #[component]
 pub fn PetEditor() -> impl IntoView {
-    let params = use_params_map();
-    let id = params.with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
+    let id = use_params_map()
+        .with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
+    let card = data::resource(move || id, pet);
+    let category_list = data::resource(|| (), |_| categories());
     let note = from_flash(|flash| {
         flash.note::<SavePet>(|_, _| Done::new("Saved.")).or_else(|| flash.note::<DeletePet>(|(), _| Done::new("Deleted.")))
     });
     view! {
         <PageTitle text="Staff: edit pet"/>
-        <PetEditorIsland id note/>
-    }
-}
-
-/// The editor itself: saved in place; deleting (after a confirmation) goes back to the
-/// list, which says so.
-#[island]
-fn PetEditorIsland(id: i64, note: Option<Note>) -> impl IntoView {
-    let save = ServerAction::<SavePet>::new();
-    let delete = ServerAction::<DeletePet>::new();
-    let card = data::resource(move || (id, save.version().get()), |(id, _)| pet(id));
-    let category_list = data::resource(|| (), |_| categories());
-    let (result, deleted) = (save.value(), delete.value());
-    let (saved_note, deleted_note) = (Note::for_form::<SavePet>(&note, Some(id)), Note::for_form::<DeletePet>(&note, Some(id)));
-    let typed = |field: &str| saved_note.as_ref().and_then(|note| note.typed(field));
-    let (typed_name, typed_category, typed_status) = (typed("name"), typed("category_id"), typed("status"));
-
-    view! {
         <p class="crumbs"><a href="/admin/pets">"Pets"</a></p>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let (typed_name, typed_category, typed_status) = (typed_name.clone(), typed_category.clone(), typed_status.clone());
-                let (saved_note, deleted_note) = (saved_note.clone(), deleted_note.clone());
+                let note = note.clone();
                 Suspend::new(async move {
-                    let card = match card.await {
-                        Ok(card) => card,
-                        Err(error) => return view! { <ErrorNotice error/> }.into_any(),
-                    };
-                    let options = category_list.await.unwrap_or_default();
-                    let name = typed_name.unwrap_or(card.name.clone());
-                    let category = typed_category.and_then(|c| c.parse().ok()).unwrap_or(card.category_id);
-                    let (blame_name, blame_category) = (saved_note.clone(), saved_note.clone());
-                    view! {
-                        <h1>{format!("Edit {}", card.name.clone())}</h1>
-                        <section class="panel">
-                            <ActionForm action=save attr:class="row-form">
-                                <input type="hidden" name="id" value=card.id/>
-                                <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=Some(name)/>
-                                <CategoryPicker options selected=Some(category)
-                                    invalid=move || invalid(&result.get(), &blame_category, "categoryId")/>
-                                <StatusPicker current=Some(card.status) chosen=typed_status/>
-                                <button type="submit">"Save"</button>
-                            </ActionForm>
-                            <FormOutcome result=result.into() done="Saved." note=saved_note.clone()/>
-                            <p class="meta">{format!("{} in stock. Change stock on the ", card.quantity)}
-                                <a href="/admin/inventory">"inventory"</a>" page."</p>
-                        </section>
-                        <section class="panel danger">
-                            <h2>"Delete"</h2>
-                            {confirm(
-                                format!("Delete {}…", card.name),
-                                format!("Delete {} (pet #{}) for good? Its stock goes with it.", card.name, card.id),
-                                view! {
-                                    <ActionForm action=delete attr:class="inline">
-                                        <input type="hidden" name="id" value=card.id/>
-                                        <button type="submit" class="danger">{format!("Yes, delete {}", card.name)}</button>
-                                    </ActionForm>
-                                },
-                            )}
-                            <FormOutcome result=deleted.into() done="Deleted." note=deleted_note/>
-                        </section>
+                    match card.await {
+                        Ok(card) => {
+                            let options = category_list.await.unwrap_or_default();
+                            view! {
+                                <h1>{format!("Edit {}", card.name)}</h1>
+                                <PetEditForm card options note/>
+                            }.into_any()
+                        }
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
                     }
-                    .into_any()
                 })
             }}
         </Suspense>
+    }
+}
+
+/// The editor: saving shows the page again, saying so; deleting, after a confirmation,
+/// goes back to the list, which says so. `note` is what a form sent without JavaScript
+/// did (or with it: the page is shown again either way).
+#[island]
+fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, note: Option<Note>) -> impl IntoView {
+    let save = ServerAction::<SavePet>::new();
+    let delete = ServerAction::<DeletePet>::new();
+    let (result, deleted) = (save.value(), delete.value());
+    let id = card.id;
+    let (saved_note, deleted_note) = (Note::for_form::<SavePet>(&note, Some(id)), Note::for_form::<DeletePet>(&note, Some(id)));
+    let typed = |field: &str| saved_note.as_ref().and_then(|note| note.typed(field));
+    let name = typed("name").unwrap_or(card.name.clone());
+    let category = typed("category_id").and_then(|c| c.parse().ok()).unwrap_or(card.category_id);
+    let status = typed("status");
+    let (blame_name, blame_category) = (saved_note.clone(), saved_note.clone());
+    view! {
+        <section class="panel">
+            <ActionForm action=save attr:class="row-form">
+                <input type="hidden" name="id" value=id/>
+                <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=Some(name)/>
+                <CategoryPicker options selected=Some(category)
+                    invalid=move || invalid(&result.get(), &blame_category, "categoryId")/>
+                <StatusPicker current=Some(card.status) chosen=status/>
+                <button type="submit">"Save"</button>
+            </ActionForm>
+            <FormOutcome result=result.into() done="Saved." note=saved_note/>
+            <p class="meta">{format!("{} in stock. Change stock on the ", card.quantity)}
+                <a href="/admin/inventory">"inventory"</a>" page."</p>
+        </section>
+        <section class="panel danger">
+            <h2>"Delete"</h2>
+            {confirm(
+                format!("Delete {}…", card.name),
+                format!("Delete {} (pet #{id}) for good? Its stock goes with it.", card.name),
+                view! {
+                    <ActionForm action=delete attr:class="inline">
+                        <input type="hidden" name="id" value=id/>
+                        <button type="submit" class="danger">{format!("Yes, delete {}", card.name)}</button>
+                    </ActionForm>
+                },
+            )}
+            <FormOutcome result=deleted.into() done="Deleted." note=deleted_note/>
+        </section>
     }
 }
 
