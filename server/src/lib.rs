@@ -1,6 +1,10 @@
 //! The pet store server: the REST API under `/api/v1` and the Leptos storefront, over
 //! one SQLite pool. `main.rs` only reads the configuration and calls `app`.
 
+// The pages' view types nest deeply (tachys types a view by its whole tree); computing
+// their layout here can pass the default limit of 128 (seen without incremental builds).
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod config;
 pub mod ops;

@@ -12,15 +12,8 @@ async fn session(app: &TestApp, role: Role) -> (i64, String) {
     app.session(role).await
 }
 
-/// Calls a server function as a browser form post would.
 async fn call(app: &TestApp, cookie: Option<&str>, endpoint: &str, form: &str) -> common::Reply {
-    let mut request = Request::post(format!("/_app/{endpoint}"))
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(header::ACCEPT, "application/json");
-    if let Some(cookie) = cookie {
-        request = request.header(header::COOKIE, cookie);
-    }
-    app.send(request.body(Body::from(form.to_owned())).unwrap()).await
+    app.call_fn(cookie, endpoint, form).await
 }
 
 const TABLES: [&str; 5] = ["categories", "pets", "inventory", "api_keys", "orders"];

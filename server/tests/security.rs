@@ -16,15 +16,8 @@ use common::{Reply, TestApp};
 use serde_json::json;
 use server::Config;
 
-/// Calls a server function as the app's WASM does (form-encoded, JSON back).
 async fn call_fn(app: &TestApp, cookie: Option<&str>, endpoint: &str, form: &str) -> Reply {
-    let mut request = Request::post(format!("/_app/{endpoint}"))
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(header::ACCEPT, "application/json");
-    if let Some(cookie) = cookie {
-        request = request.header(header::COOKIE, cookie);
-    }
-    app.send(request.body(Body::from(form.to_owned())).unwrap()).await
+    app.call_fn(cookie, endpoint, form).await
 }
 
 /// The session cookie a sign-in answer set (`name=value`).

@@ -89,16 +89,7 @@ pub fn pet_filter(
         None => None,
         Some(raw) => Some(positive_int("categoryId", raw)?),
     };
-    let q = match q.map(str::trim).filter(|s| !s.is_empty()) {
-        None => None,
-        Some(text) if text.chars().count() > QUERY_MAX_CHARS => {
-            return Err(AppError::validation("q", format!("must be at most {QUERY_MAX_CHARS} characters")));
-        }
-        Some(text) => {
-            no_control_chars("q", text)?;
-            Some(text.to_owned())
-        }
-    };
+    let q = search_text("q", q)?;
     let ids = match ids {
         None => None,
         Some(raw) => {
@@ -136,17 +127,22 @@ pub fn order_history_filter(state: Option<&str>, pet: Option<&str>) -> AppResult
                 .ok_or_else(|| AppError::validation("state", "must be one of open, completed, cancelled"))?,
         ),
     };
-    let pet = match pet.map(str::trim).filter(|s| !s.is_empty()) {
-        None => None,
+    Ok(crate::model::OrderHistoryFilter { state, pet: search_text("pet", pet)? })
+}
+
+/// Text to look for in names: trimmed (empty is none), at most a name's length, no
+/// control characters.
+fn search_text(field: &str, raw: Option<&str>) -> AppResult<Option<String>> {
+    match raw.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
         Some(text) if text.chars().count() > QUERY_MAX_CHARS => {
-            return Err(AppError::validation("pet", format!("must be at most {QUERY_MAX_CHARS} characters")));
+            Err(AppError::validation(field, format!("must be at most {QUERY_MAX_CHARS} characters")))
         }
         Some(text) => {
-            no_control_chars("pet", text)?;
-            Some(text.to_owned())
+            no_control_chars(field, text)?;
+            Ok(Some(text.to_owned()))
         }
-    };
-    Ok(crate::model::OrderHistoryFilter { state, pet })
+    }
 }
 
 fn positive_int(field: &str, raw: &str) -> AppResult<i64> {

@@ -150,6 +150,8 @@ fn OrderTable(list: Vec<OrderView>, staff: bool) -> impl IntoView {
                             </td>
                         </tr>
                     }
+                    // Erased: the row's full type nests deep enough to stop the compiler.
+                    .into_any()
                 }).collect_view()}
             </tbody>
         </table>

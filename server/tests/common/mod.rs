@@ -111,6 +111,18 @@ impl TestApp {
         (id, format!("{}={token}", self.state.session_cookie.name()))
     }
 
+    /// Calls a server function as the app's WASM does (form-encoded, JSON back), with
+    /// this session cookie (or none).
+    pub async fn call_fn(&self, cookie: Option<&str>, endpoint: &str, form: &str) -> Reply {
+        let mut request = Request::post(format!("/_app/{endpoint}"))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "application/json");
+        if let Some(cookie) = cookie {
+            request = request.header(header::COOKIE, cookie);
+        }
+        self.send(request.body(Body::from(form.to_owned())).unwrap()).await
+    }
+
     pub async fn send(&self, mut request: Request<Body>) -> Reply {
         if request.extensions().get::<ConnectInfo<SocketAddr>>().is_none() {
             request.extensions_mut().insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000))));
