@@ -177,7 +177,7 @@ async fn markup_in_names_stays_text_on_every_page() {
     }
     let pet_page = app.get(&format!("/pets/{}", pets[0])).await;
     assert!(
-        pet_page.text.contains("<title>&lt;/title&gt;&lt;meta http-equiv=&quot;refresh&quot;"),
+        pet_page.text.contains(r#"<title>&lt;/title&gt;&lt;meta http-equiv="refresh" content="0;url=https://evil.example/"&gt; · Pet Store</title>"#),
         "the name as text in the title: {}",
         pet_page.text.split("</head>").next().unwrap()
     );

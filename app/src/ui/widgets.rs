@@ -14,45 +14,9 @@ use crate::model::PetStatus;
 /// the escaped text never goes through `document.title`.)
 #[component]
 pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
-    view! { <leptos_meta::Title text=escape_html(&text)/> }
-}
-
-/// Text made safe to place in HTML as text or in a quoted attribute.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[component]
-pub fn StatusBadge(status: PetStatus) -> impl IntoView {
-    view! { <span class=format!("badge badge-{status}")>{status.label()}</span> }
-}
-
-/// A destructive action behind a question: `summary` opens it, and `form` (the form
-/// that does it) sits beside the question, away from where the pointer was. A
-/// disclosure, so it works without JavaScript and by keyboard. (A function, not a
-/// component with children: those cost the WASM a boxed closure per use.)
-pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl IntoView {
-    let label = question.clone();
-    view! {
-        <details class="confirm">
-            <summary class="button secondary">{summary}</summary>
-            <div class="confirm-box" role="group" aria-label=label>
-                <p>{question}</p>
-                {form}
-            </div>
-        </details>
-    }
+    #[cfg(feature = "ssr")]
+    let text = html_escape::encode_text(&text).into_owned();
+    view! { <leptos_meta::Title text/> }
 }
 
 /// An error, in the store's words (`messages`).
@@ -166,14 +130,6 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn html_is_escaped() {
-        assert_eq!(
-            escape_html(r#"</title><meta http-equiv="refresh" content='0'>&"#),
-            "&lt;/title&gt;&lt;meta http-equiv=&quot;refresh&quot; content=&#39;0&#39;&gt;&amp;"
-        );
-    }
 
     #[test]
     fn query_string_encodes_and_skips_empty_values() {
