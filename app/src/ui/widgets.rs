@@ -19,6 +19,28 @@ pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
     view! { <leptos_meta::Title text/> }
 }
 
+#[component]
+pub fn StatusBadge(status: PetStatus) -> impl IntoView {
+    view! { <span class=format!("badge badge-{status}")>{status.label()}</span> }
+}
+
+/// A destructive action behind a question: `summary` opens it, and `form` (the form
+/// that does it) sits beside the question, away from where the pointer was. A
+/// disclosure, so it works without JavaScript and by keyboard. (A function, not a
+/// component with children: those cost the WASM a boxed closure per use.)
+pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl IntoView {
+    let label = question.clone();
+    view! {
+        <details class="confirm">
+            <summary class="button secondary">{summary}</summary>
+            <div class="confirm-box" role="group" aria-label=label>
+                <p>{question}</p>
+                {form}
+            </div>
+        </details>
+    }
+}
+
 /// An error, in the store's words (`messages`).
 #[component]
 pub fn ErrorNotice(error: AppError) -> impl IntoView {
