@@ -29,8 +29,9 @@ pub struct Settings {
     /// Address to listen on [default: LEPTOS_SITE_ADDR, else 127.0.0.1:3000]
     #[arg(long, env = "PETSTORE_ADDR", global = true)]
     pub addr: Option<SocketAddr>,
-    /// SQLite database (created if missing)
-    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
+    /// SQLite database (created if missing); only sqlite: URLs are served
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, value_parser = parse_database_url,
+          global = true)]
     pub database_url: String,
     /// Log format on standard error (the level is set with RUST_LOG)
     #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
@@ -158,6 +159,20 @@ pub fn parse_date(raw: &str) -> Result<OffsetDateTime, String> {
         .map_err(|e| format!("expected a date like 2027-06-30 ({e})"))
 }
 
+/// A database URL this server can serve: `sqlite:` (a file, `sqlite::memory:`). Any
+/// other scheme would be read by sqlx as a file path (a `postgres:` directory in the
+/// working directory), so it stops the server at once instead.
+pub fn parse_database_url(raw: &str) -> Result<String, String> {
+    if raw.starts_with("sqlite:") {
+        return Ok(raw.to_owned());
+    }
+    let scheme = raw.split_once(':').map_or("no scheme", |(scheme, _)| scheme);
+    Err(format!(
+        "this server serves SQLite only: expected a URL like sqlite://data/petstore.db (supported scheme: sqlite:), \
+         got {scheme:?}"
+    ))
+}
+
 /// `https://shop.example` or `http://localhost:3000`: a scheme and a host (and port),
 /// nothing after them; kept without a trailing slash.
 pub fn parse_public_url(raw: &str) -> Result<String, String> {
@@ -246,6 +261,8 @@ mod tests {
             "--trusted-proxies=10.0.0.0/40",
             "--public-url=shop.example",
             "--public-url=https://shop.example/store",
+            "--database-url=postgres://user@host:5432/db",
+            "--database-url=data/petstore.db",
         ] {
             let err = parse(&[bad]).err().unwrap_or_else(|| panic!("{bad} was accepted")).to_string();
             let flag = bad.split('=').next().unwrap();

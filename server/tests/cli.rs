@@ -161,3 +161,19 @@ fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
     assert_eq!(answered["span"]["path"], "/healthz");
     assert!(events.iter().any(|e| e["message"] == "stopped"), "{stderr}");
 }
+
+#[test]
+fn a_database_url_it_cannot_serve_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = server("postgres://user@host:5432/db")
+        .env("PETSTORE_DEMO_DATA", "false")
+        .current_dir(dir.path())
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "it started: {stderr}");
+    assert!(stderr.contains("DATABASE_URL") && stderr.contains("sqlite:"), "{stderr}");
+    assert!(stderr.contains("\"postgres\""), "names what it got: {stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing is created: {left:?}");
+}

@@ -1,6 +1,6 @@
 //! Request extractors whose every rejection is the contract's Error object: JSON
 //! bodies (415, 413, 400, 422 naming the field), integer path ids (400) and query
-//! strings (400).
+//! strings (422, naming the parameter).
 
 use app::error::{AppError, ErrorCode};
 use axum::body::Bytes;

@@ -274,11 +274,8 @@ pub enum AuthErrors {
 #[derive(utoipa::IntoResponses)]
 #[allow(dead_code)]
 pub enum ListErrors {
-    /// The query string cannot be decoded (`bad_request`)
-    #[response(status = 400)]
-    BadRequest(AppError),
-    /// A filter, `limit` or `cursor` is malformed or out of range; the message names it
-    /// (`validation_failed`)
+    /// The query string cannot be decoded, or a filter, `limit` or `cursor` is malformed
+    /// or out of range; the message names it (`validation_failed`)
     #[response(status = 422)]
     ValidationFailed(AppError),
 }
