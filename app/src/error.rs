@@ -150,13 +150,27 @@ impl AppError {
     }
 }
 
+/// SQLite's result codes for "another connection holds the lock" (`SQLITE_BUSY`) and
+/// "a table is locked" (`SQLITE_LOCKED`); https://www.sqlite.org/rescode.html.
+#[cfg(feature = "ssr")]
+const SQLITE_BUSY: i32 = 5;
+#[cfg(feature = "ssr")]
+const SQLITE_LOCKED: i32 = 6;
+
+/// The primary result code of a SQLite error (sqlx reports the extended one, such as
+/// 517 for `SQLITE_BUSY_SNAPSHOT`, whose low byte is the primary).
+#[cfg(feature = "ssr")]
+fn sqlite_primary_code(err: &dyn sqlx::error::DatabaseError) -> Option<i32> {
+    err.code()?.parse::<i32>().ok().map(|code| code & 0xff)
+}
+
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> AppError {
         match &err {
             // A writer that waited its whole busy timeout: the service is overloaded,
             // and the client may retry; nothing was written.
-            sqlx::Error::Database(db) if db.message().contains("database is locked") => {
+            sqlx::Error::Database(db) if sqlite_primary_code(db.as_ref()).is_some_and(|c| c == SQLITE_BUSY || c == SQLITE_LOCKED) => {
                 tracing::warn!(error = %err, "database busy");
                 AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
             }
@@ -219,5 +233,28 @@ mod tests {
         {
             assert_eq!(serde_json::to_value(code).unwrap(), serde_json::json!(code.as_str()));
         }
+    }
+
+    /// Another process holding SQLite's lock past the busy timeout is a 503 the client
+    /// may retry, told apart by SQLite's result code.
+    #[cfg(feature = "ssr")]
+    #[tokio::test]
+    async fn a_lock_held_elsewhere_is_unavailable() {
+        use sqlx::{ConnectOptions, Connection};
+        let dir = tempfile::tempdir().unwrap();
+        let options: sqlx::sqlite::SqliteConnectOptions =
+            format!("sqlite://{}", dir.path().join("t.db").display()).parse().unwrap();
+        let options = options.create_if_missing(true).busy_timeout(std::time::Duration::ZERO);
+        let mut holder = options.connect().await.unwrap();
+        sqlx::raw_sql("CREATE TABLE t (n INTEGER); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1)")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let mut writer = options.connect().await.unwrap();
+        let err = sqlx::query("INSERT INTO t VALUES (2)").execute(&mut writer).await.unwrap_err();
+        let err = AppError::from(err);
+        assert_eq!((err.code, err.status), (ErrorCode::Unavailable, 503), "{err:?}");
+        writer.close().await.unwrap();
+        holder.close().await.unwrap();
     }
 }

@@ -3,14 +3,14 @@
 
 #![cfg(feature = "ssr")]
 
-use app::db::{self, Pool};
+use app::db::{self, Db};
 use app::error::ErrorCode;
 use app::model::{InventoryUpdate, NewCategory, NewPet, PetFilter};
 use app::services::{categories, demo, inventory, paging::PageRequest, pets};
 
-async fn pool() -> (Pool, tempfile::TempDir) {
+async fn pool() -> (Db, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let pool = db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+    let pool = db::Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
     (pool, dir)
 }
 
@@ -84,7 +84,7 @@ async fn demo_catalog_loads_once_and_only_into_an_empty_store() {
     assert!(!demo::seed_if_empty(&other).await.unwrap());
 }
 
-async fn pool_with_a_category() -> (Pool, tempfile::TempDir) {
+async fn pool_with_a_category() -> (Db, tempfile::TempDir) {
     let (pool, dir) = pool().await;
     categories::create(&pool, category("Mine")).await.unwrap();
     (pool, dir)

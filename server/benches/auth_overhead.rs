@@ -26,16 +26,16 @@ const ROUNDS: usize = 5;
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    let pool = app::db::connect(&url).await.unwrap();
-    let category = categories::create(&pool, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
-    let pet = pets::create(&pool, NewPet { name: "Rex".into(), category_id: category.id, status: None }).await.unwrap();
+    let db = app::db::Db::connect(&url).await.unwrap();
+    let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+    let pet = pets::create(&db, NewPet { name: "Rex".into(), category_id: category.id, status: None }).await.unwrap();
     let limits = Limits { per_minute: u32::MAX / 2, per_day: u32::MAX / 2 };
     let new = NewApiKey { name: "bench".into(), role: Role::Customer, plan: Plan::Enterprise, limits: Some(limits) };
-    let created = keys::create(&pool, 0, new).await.unwrap();
+    let created = keys::create(&db, 0, new).await.unwrap();
     let caller = app::model::Caller { key_id: created.key_info.id, role: Role::Customer, limits };
 
     let state =
-        AppState::new(pool.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
+        AppState::new(db.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
     let guarded = Router::new().fallback_service(server::api::service(state.clone()));
     let bare = Router::new().fallback_service(server::api::service_without_guard(state, caller));
     let guarded_addr = common::spawn(guarded).await;

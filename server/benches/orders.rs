@@ -24,22 +24,22 @@ const DISTINCT_PETS: usize = 1_000;
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    let pool = app::db::connect(&url).await.unwrap();
-    let category = categories::create(&pool, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+    let db = app::db::Db::connect(&url).await.unwrap();
+    let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
     let mut pet_ids = Vec::with_capacity(DISTINCT_PETS + 1);
     for n in 0..=DISTINCT_PETS {
-        let pet = pets::create(&pool, NewPet { name: format!("Pet {n}"), category_id: category.id, status: None })
+        let pet = pets::create(&db, NewPet { name: format!("Pet {n}"), category_id: category.id, status: None })
             .await
             .unwrap();
-        inventory::set(&pool, pet.id, InventoryUpdate { quantity: 1_000_000 }).await.unwrap();
+        inventory::set(&db, pet.id, InventoryUpdate { quantity: 1_000_000 }).await.unwrap();
         pet_ids.push(pet.id);
     }
     let hot = pet_ids.pop().unwrap();
     let limits = Limits { per_minute: u32::MAX / 2, per_day: u32::MAX / 2 };
     let new = NewApiKey { name: "bench".into(), role: Role::Customer, plan: Plan::Enterprise, limits: Some(limits) };
-    let key = keys::create(&pool, 0, new).await.unwrap().key;
+    let key = keys::create(&db, 0, new).await.unwrap().key;
     let state =
-        AppState::new(pool.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
+        AppState::new(db.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
     let addr = common::spawn(Router::new().fallback_service(server::api::service(state))).await;
 
     println!("POST /api/v1/store/orders, quantity 1, {CONNECTIONS} connections, {}s each", ROUND.as_secs());

@@ -1,5 +1,5 @@
 //! The pet store server: the REST API under `/api/v1` and the Leptos storefront, over
-//! one SQLite pool. `main.rs` only reads the configuration and calls `app`.
+//! one SQLite database (`app::db::Db`). `main.rs` only reads the configuration and calls `app`.
 
 // The pages' view types nest deeply (tachys types a view by its whole tree); computing
 // their layout here can pass the default limit of 128 (seen without incremental builds).
@@ -13,7 +13,7 @@ pub mod pages;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use app::db::Pool;
+use app::db::Db;
 use app::services::Services;
 use app::services::access::Access;
 use app::services::clock::Clock;
@@ -61,7 +61,7 @@ impl<S> HttpService for S where
 pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
-    pub pool: Pool,
+    pub db: Db,
     pub config: Arc<Config>,
     pub clock: Clock,
     /// Authentication, limits and bans: the gate every surface shares.
@@ -83,19 +83,21 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    /// The state over an open pool: loads the rate-limit counters a previous run left,
-    /// and starts watching the catalog for changes made by other processes (the read
-    /// caches' freshness; the task ends when the pool is closed).
-    pub async fn new(pool: Pool, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
-        let limiter = RateLimiter::load(clock.clone(), config.bans, &pool).await?;
-        tokio::spawn(app::db::watch_catalog(pool.clone()));
+    /// The state over an open store: loads the rate-limit counters a previous run left,
+    /// starts watching the catalog for changes made by other processes (the read
+    /// caches' freshness) and the retention sweep (`services::retention`); both tasks
+    /// end when the store is closed.
+    pub async fn new(db: Db, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
+        let limiter = RateLimiter::load(clock.clone(), config.bans, &db).await?;
+        tokio::spawn(db.clone().watch_catalog());
+        app::services::retention::spawn(db.clone(), clock.clone());
         Ok(AppState(Arc::new(Shared {
-            access: Access::new(pool.clone(), clock.clone(), Arc::new(limiter), config.trusted_proxies.clone()),
+            access: Access::new(db.clone(), clock.clone(), Arc::new(limiter), config.trusted_proxies.clone()),
             session_cookie: SessionCookie { secure: config.is_https() },
             traffic: Arc::new(Traffic::new(clock.clone())),
             deprecation: api::pets::DeprecationHeaders::new(&config),
             openapi_json: api::openapi::document_json(&config),
-            pool,
+            db,
             config: Arc::new(config),
             clock,
         })))
@@ -104,7 +106,7 @@ impl AppState {
     /// What the storefront's server functions and pages get as their context.
     pub fn services(&self, reference: Arc<app::reference::ApiReference>) -> Services {
         Services {
-            pool: self.pool.clone(),
+            db: self.db.clone(),
             clock: self.clock.clone(),
             access: self.access.clone(),
             traffic: self.traffic.clone(),
@@ -145,7 +147,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
             move || app::shell(leptos_options.clone())
         })
         .layer(axum::middleware::from_fn_with_state(
-            pages::PageCache::new(state.pool.clone(), state.config.is_https()),
+            pages::PageCache::new(state.db.clone(), state.config.is_https()),
             pages::serve_kept,
         ));
     // Each of the site's routes tells the metrics which it is (`ops::EveryRequest`

@@ -104,14 +104,14 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-async fn open(config: &Config) -> Result<app::db::Pool, String> {
-    app::db::connect(&config.database_url)
+async fn open(config: &Config) -> Result<app::db::Db, String> {
+    app::db::Db::connect(&config.database_url)
         .await
         .map_err(|e| format!("opening the database {}: {e}", config.database_url))
 }
 
 async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String> {
-    let pool = open(&config).await?;
+    let db = open(&config).await?;
     let now = Clock::system().now();
     match command {
         KeysCommand::Create { name, role, plan, per_minute, per_day } => {
@@ -131,7 +131,7 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
                 _ => return Err("give both --per-minute and --per-day".into()),
             };
             let created =
-                keys::create(&pool, now, NewApiKey { name, role, plan, limits }).await.map_err(|e| e.message)?;
+                keys::create(&db, now, NewApiKey { name, role, plan, limits }).await.map_err(|e| e.message)?;
             // Only the secret on stdout, so that scripts can capture it.
             println!("{}", created.key);
             eprintln!("created key {} ({}, {})", created.key_info.id, role.as_str(), plan.as_str());
@@ -141,7 +141,7 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
                 "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  name",
                 "id", "role", "plan", "per min", "per day", "created", "revoked"
             );
-            for row in keys::list_all(&pool).await.map_err(|e| e.message)? {
+            for row in keys::list_all(&db).await.map_err(|e| e.message)? {
                 let key = row.to_api();
                 println!(
                     "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  {}",
@@ -157,11 +157,11 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
             }
         }
         KeysCommand::Revoke { id } => {
-            let row = keys::revoke(&pool, now, id).await.map_err(|e| e.message)?;
+            let row = keys::revoke(&db, now, id).await.map_err(|e| e.message)?;
             eprintln!("revoked key {} ({}); a running server stops accepting it within a second", row.id, row.name);
         }
     }
-    pool.close().await;
+    db.close().await;
     Ok(())
 }
 
@@ -180,25 +180,25 @@ async fn serve(config: Config) -> Result<(), String> {
     options.site_addr = addr;
     let config = Config { addr: Some(addr), ..config };
 
-    let pool = open(&config).await?;
-    if config.demo_data && app::services::demo::seed_if_empty(&pool).await.map_err(|e| e.message)? {
+    let db = open(&config).await?;
+    if config.demo_data && app::services::demo::seed_if_empty(&db).await.map_err(|e| e.message)? {
         tracing::info!("loaded the demo catalog into the empty database");
     }
     let clock = Clock::system();
-    if keys::count(&pool).await.map_err(|e| e.message)? == 0 {
+    if keys::count(&db).await.map_err(|e| e.message)? == 0 {
         let admin = NewApiKey {
             name: "First admin".into(),
             role: Role::Admin,
             plan: Plan::Enterprise,
             limits: Some(Limits { per_minute: 10_000, per_day: 1_000_000 }),
         };
-        let created = keys::create(&pool, clock.now(), admin).await.map_err(|e| e.message)?;
+        let created = keys::create(&db, clock.now(), admin).await.map_err(|e| e.message)?;
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 
     let bench_ceiling = config.bench_ceiling_addr;
-    let state = AppState::new(pool.clone(), config, clock).await.map_err(|e| e.message)?;
-    let flusher = state.access.limiter.clone().spawn_flusher(pool.clone());
+    let state = AppState::new(db.clone(), config, clock).await.map_err(|e| e.message)?;
+    let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
     let limiter = state.access.limiter.clone();
     let router = server::app(state, options);
@@ -218,10 +218,10 @@ async fn serve(config: Config) -> Result<(), String> {
         .map_err(|e| format!("serving: {e}"))?;
     // No requests run any more: this last flush (which waits for a running one) saves
     // everything, and only then is the periodic flusher stopped.
-    limiter.flush(&pool).await.map_err(|e| format!("saving rate-limit counters: {}", e.message))?;
+    limiter.flush(&db).await.map_err(|e| format!("saving rate-limit counters: {}", e.message))?;
     flusher.abort();
     upkeep.abort();
-    pool.close().await;
+    db.close().await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -60,7 +60,7 @@ async fn sign_up_gives_a_working_free_customer_key_once_per_request() {
     // The secret is not stored: only its hash.
     let stored: Vec<u8> = sqlx::query_scalar("SELECT key_hash FROM api_keys WHERE id = ?")
         .bind(reply.body["id"].as_i64())
-        .fetch_one(&app.pool)
+        .fetch_one(app.db.pool())
         .await
         .unwrap();
     assert_eq!(stored.len(), 32);
@@ -130,13 +130,13 @@ async fn admins_create_list_and_revoke_keys_and_revocation_is_immediate() {
 async fn the_last_active_admin_key_cannot_be_revoked() {
     let app = TestApp::new().await;
     let admin_id: i64 = sqlx::query_scalar("SELECT id FROM api_keys WHERE name = 'test admin'")
-        .fetch_one(&app.pool)
+        .fetch_one(app.db.pool())
         .await
         .unwrap();
     // The only admin key: refused, through the API and the console, and it still works.
     let message = app.delete(&format!("/api/v1/keys/{admin_id}")).await.assert_error(409, "last_admin_key").to_owned();
     assert!(message.contains("last active admin key"), "{message}");
-    let token = app::services::sessions::start(&app.pool, T0, admin_id, None).await.unwrap();
+    let token = app::services::sessions::start(&app.db, T0, admin_id, None).await.unwrap();
     let console = Request::post("/_app/staff_revoke_key")
         .header("content-type", "application/x-www-form-urlencoded")
         .header("cookie", format!("{}={token}", app.state.session_cookie.name()))
@@ -255,9 +255,9 @@ async fn usage_and_bans_survive_a_restart() {
     for _ in 0..12 {
         app.request_as(Some(&hammered), Method::GET, FREE_PET_LIST, None).await;
     }
-    app.state.access.limiter.flush(&app.pool).await.unwrap();
+    app.state.access.limiter.flush(&app.db).await.unwrap();
     let (dir, now) = (app.dir, app.now.clone());
-    app.pool.close().await;
+    app.db.close().await;
 
     let restarted = TestApp::open(dir, Config::default(), now).await;
     let reply = restarted.request_as(Some(&used), Method::GET, FREE_PET_LIST, None).await;

@@ -63,18 +63,18 @@ async fn shop() -> Shop {
 
 /// Every table's rows rendered as text, sorted; `rate_limit_usage` legitimately
 /// changes with every request, and the migrations table is not the app's data.
-async fn snapshot(pool: &app::db::Pool) -> BTreeMap<String, Vec<String>> {
+async fn snapshot(db: &app::db::Db) -> BTreeMap<String, Vec<String>> {
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table'
          AND name NOT IN ('rate_limit_usage', '_sqlx_migrations') ORDER BY name",
     )
-    .fetch_all(pool)
+    .fetch_all(db.pool())
     .await
     .unwrap();
     let mut dump = BTreeMap::new();
     for table in tables {
         let rows =
-            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\""))).fetch_all(pool).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\""))).fetch_all(db.pool()).await.unwrap();
         let mut rendered: Vec<String> = rows.iter().map(render).collect();
         rendered.sort();
         dump.insert(table, rendered);
@@ -203,7 +203,7 @@ fn padded(bytes: usize) -> Vec<u8> {
 /// a wrong answer, or any change to the database (checked after each case).
 async fn run(app: &TestApp, method: Method, path: &str, key: Option<&str>, cases: Vec<Case>) -> Vec<String> {
     let mut failures = Vec::new();
-    let mut before = snapshot(&app.pool).await;
+    let mut before = snapshot(&app.db).await;
     for (i, case) in cases.into_iter().enumerate() {
         let mut builder = Request::builder().method(method.clone()).uri(path);
         if let Some(key) = key {
@@ -234,7 +234,7 @@ async fn run(app: &TestApp, method: Method, path: &str, key: Option<&str>, cases
         if let Err(problem) = check(&reply, case.status, case.code, case.field) {
             failures.push(format!("{label}: {problem}"));
         }
-        let after = snapshot(&app.pool).await;
+        let after = snapshot(&app.db).await;
         if after != before {
             failures.push(format!("{label}: the database changed: {}", diff(&before, &after)));
             before = after;

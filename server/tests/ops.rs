@@ -21,7 +21,7 @@ async fn health_and_readiness_answer_without_a_key() {
     assert_eq!((ready.status, ready.body["status"].as_str()), (StatusCode::OK, Some("ready")));
     assert!(ready.header("x-ratelimit-limit").is_none(), "probes are not rate-limited");
 
-    app.pool.close().await;
+    app.db.close().await;
     app.request_as(None, Method::GET, "/readyz", None).await.assert_error(503, "unavailable");
     assert_eq!(app.request_as(None, Method::GET, "/healthz", None).await.status, StatusCode::OK);
 }
@@ -65,6 +65,15 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
         "petstore_banned_subjects 0",
     ] {
         assert!(text.contains(expected), "missing {expected} in:\n{text}");
+    }
+    // Every metric says what it is (promtool's check wants a HELP line per family).
+    for line in text.lines().filter(|line| !line.starts_with('#') && !line.is_empty()) {
+        let name = line.split(['{', ' ']).next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix).filter(|f| text.contains(&format!("# TYPE {f} histogram"))))
+            .unwrap_or(name);
+        assert!(text.contains(&format!("# HELP {family} ")), "no HELP for {family} in:\n{text}");
     }
     // Raw paths never become labels (ids would make series without end).
     assert!(!text.contains(&format!("/api/v1/pets/{pet}\"")), "{text}");

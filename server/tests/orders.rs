@@ -288,7 +288,7 @@ async fn a_hundred_concurrent_orders_for_ten_units_sell_exactly_ten() {
         "SELECT COALESCE(SUM(quantity), 0) FROM orders WHERE pet_id = ? AND complete = 0 AND cancelled_at IS NULL",
     )
     .bind(pet)
-    .fetch_one(&app.pool)
+    .fetch_one(app.db.pool())
     .await
     .unwrap();
     assert_eq!(open + app.stock(pet).await.0, 10);

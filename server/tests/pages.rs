@@ -65,7 +65,7 @@ async fn a_write_is_seen_by_the_next_page() {
     // once the catalog watcher has seen the version the database's triggers moved on.
     sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = ?")
         .bind(rex)
-        .execute(&app.pool)
+        .execute(app.db.pool())
         .await
         .unwrap();
     tokio::time::sleep(3 * app::db::CATALOG_WATCH_INTERVAL).await;
@@ -100,9 +100,9 @@ async fn a_page_that_is_not_a_200_is_not_kept() {
     // write would), at once: a kept 404 would hide it until the catalog watcher looked.
     sqlx::query("INSERT INTO pets (id, name, name_key, category_id, status) VALUES (1, 'Rex', 'rex', ?, 'available')")
         .bind(dogs)
-        .execute(&app.pool)
+        .execute(app.db.pool())
         .await
         .unwrap();
-    sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (1, 0)").execute(&app.pool).await.unwrap();
+    sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (1, 0)").execute(app.db.pool()).await.unwrap();
     assert!(page(&app, "/pets/1", None).await.text.contains("Rex"));
 }

@@ -250,7 +250,7 @@ async fn a_key_keeps_at_most_ten_sessions_and_a_browser_one() {
     let sessions = || async {
         sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM sessions WHERE key_id = ?")
             .bind(key_id)
-            .fetch_one(&app.pool)
+            .fetch_one(app.db.pool())
             .await
             .unwrap()
     };

@@ -1,19 +1,20 @@
-//! The database: one pool for the process, migrations embedded in the binary.
+//! The database: one handle ([`Db`]) per store, migrations embedded in the binary.
 //!
-//! Everything SQL lives under `services/`; this module opens the store and orders its
-//! writers (`queue`). Moving to PostgreSQL later means another `connect` and the same
-//! service signatures (its row locks would make the queue unnecessary).
+//! Everything SQL lives under `services/`; this module opens the store, orders its
+//! writers (`queue`) and keeps the generation the read caches compare. A second engine
+//! plugs in here, behind the same handle (its row locks would make the queue
+//! unnecessary).
 
 mod queue;
 
-pub use queue::{Work, write};
+pub use queue::Work;
 
-use std::collections::HashMap;
+use crate::services::cache::Caches;
+
 use std::ops::{Deref, DerefMut};
-use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -30,7 +31,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
 /// and applies any pending migration.
-pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
+async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -57,55 +58,73 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
     Ok(pool)
 }
 
-/// What this process keeps beside the pool for one database file: the generation of
-/// its data, which every committed write of this process moves on, and so does
-/// [`watch_catalog`] when another process changed the catalog (the read caches of
-/// `services::cache` compare it), and the queue of its writers.
+/// The store's data, as one handle: the pool, this process's queue of writers, the
+/// generation of the data (which every committed write moves on, and so does
+/// [`Db::watch_catalog`] when another process changed the catalog) and the read caches
+/// that compare it. Every service function takes it; cloning it is one `Arc`.
 ///
-/// Services take only the pool, so this is found by the pool's file name; tests open
-/// many files in one process and each gets its own.
-struct FileState {
-    id: u64,
+/// Two handles over two files (tests open many in one process) share nothing.
+#[derive(Clone)]
+pub struct Db(Arc<Inner>);
+
+struct Inner {
+    pool: Pool,
     generation: AtomicU64,
     queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
+    caches: Caches,
 }
 
-impl FileState {
+impl Db {
+    /// Opens (creating if needed) the database at `url` and applies any pending
+    /// migration (see [`connect`]).
+    pub async fn connect(url: &str) -> Result<Db, sqlx::Error> {
+        connect(url).await.map(Db::over)
+    }
+
+    /// A handle over a pool opened elsewhere.
+    pub fn over(pool: Pool) -> Db {
+        Db(Arc::new(Inner {
+            pool,
+            generation: AtomicU64::new(0),
+            queue: Mutex::default(),
+            caches: Caches::default(),
+        }))
+    }
+
+    /// The SQLite pool, for reads (and for tests and the operator's gauges). Writes go
+    /// through [`Db::begin_write`] or [`Db::write`], so that none is missed by the caches.
+    pub fn pool(&self) -> &Pool {
+        &self.0.pool
+    }
+
+    /// The catalog's read caches (`services::cache`).
+    pub(crate) fn caches(&self) -> &Caches {
+        &self.0.caches
+    }
+
+    /// Which generation of the data a read sees. Taken before the read: if a write
+    /// commits while the read runs, the generation has moved on by the time the
+    /// read's result is cached.
+    pub fn generation(&self) -> u64 {
+        self.0.generation.load(Ordering::Acquire)
+    }
+
     fn bump(&self) {
-        self.generation.fetch_add(1, Ordering::Release);
+        self.0.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// One round trip to the database (for the readiness probe).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1").execute(self.pool()).await.map(|_| ())
+    }
+
+    /// Closes the pool: the writer and the catalog watcher end with it.
+    pub async fn close(&self) {
+        self.pool().close().await;
     }
 }
 
-fn file_state(pool: &Pool) -> Arc<FileState> {
-    static FILES: LazyLock<RwLock<HashMap<PathBuf, Arc<FileState>>>> = LazyLock::new(Default::default);
-    let options = pool.connect_options();
-    let file = options.get_filename();
-    if let Some(state) = FILES.read().unwrap_or_else(|p| p.into_inner()).get(file) {
-        return state.clone();
-    }
-    let mut files = FILES.write().unwrap_or_else(|p| p.into_inner());
-    let id = files.len() as u64;
-    files
-        .entry(file.to_path_buf())
-        .or_insert_with(|| Arc::new(FileState { id, generation: AtomicU64::new(0), queue: Mutex::default() }))
-        .clone()
-}
-
-/// Which database file, and which generation of its data, a read sees.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DataVersion {
-    pub file: u64,
-    pub generation: u64,
-}
-
-/// Taken before a read: if a write of this process commits while the read runs, the
-/// generation has moved on by the time the read's result is cached.
-pub fn data_version(pool: &Pool) -> DataVersion {
-    let state = file_state(pool);
-    DataVersion { file: state.id, generation: state.generation.load(Ordering::Acquire) }
-}
-
-/// How often [`watch_catalog`] looks for catalog changes made outside this process.
+/// How often [`Db::watch_catalog`] looks for catalog changes made outside this process.
 pub const CATALOG_WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Moves the data generation on whenever the catalog's version (a counter the
@@ -114,8 +133,8 @@ pub const CATALOG_WATCH_INTERVAL: Duration = Duration::from_millis(100);
 /// This process's own writes move the generation at once, on commit; this is for the
 /// others (another process on the same file), whose changes the read caches then stop
 /// serving within that interval. Ends when the pool is closed.
-pub async fn watch_catalog(pool: Pool) {
-    let file = file_state(&pool);
+impl Db {
+pub async fn watch_catalog(self) {
     // The version last read; `None` before the first read, and after a failed one.
     let mut seen: Option<i64> = None;
     let mut first = true;
@@ -123,11 +142,11 @@ pub async fn watch_catalog(pool: Pool) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(&pool).await {
+        match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(self.pool()).await {
             Ok(version) => {
                 // After a failed read too: what changed meanwhile is unknown.
                 if !first && seen != Some(version) {
-                    file.bump();
+                    self.bump();
                 }
                 first = false;
                 seen = Some(version);
@@ -139,19 +158,20 @@ pub async fn watch_catalog(pool: Pool) {
                 if seen.is_some() || first {
                     tracing::warn!(error = %err, "reading the catalog's version failed; retrying every 100 ms");
                 }
-                file.bump();
+                self.bump();
                 first = false;
                 seen = None;
             }
         }
     }
 }
+}
 
 /// A write transaction. It reads and writes like the connection it runs on; dropping
 /// it without `commit` rolls back.
 pub struct WriteTx {
     tx: Tx,
-    file: Arc<FileState>,
+    db: Db,
     /// Whether its commit moves the data generation on (all but `begin_write_outside_catalog`'s).
     moves_generation: bool,
     // Declared after `tx`, so dropped after it: the queue's next writer begins only
@@ -165,12 +185,12 @@ impl WriteTx {
     /// their own: once `COMMIT` is sent it takes effect even if the caller is dropped (a
     /// timeout, a client gone), and the generation must then move on all the same.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let WriteTx { tx, file, moves_generation, turn } = self;
+        let WriteTx { tx, db, moves_generation, turn } = self;
         let committing = tokio::spawn(async move {
             let committed = tx.commit().await;
             // Also after a failed COMMIT: whether it took effect is unknown.
             if moves_generation {
-                file.bump();
+                db.bump();
             }
             drop(turn);
             committed
@@ -192,33 +212,30 @@ impl DerefMut for WriteTx {
     }
 }
 
-/// Starts a write transaction of its own once this process's queue of writers gets to
-/// it (see `queue`). It takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so that
-/// a writer of another process waits in the busy handler instead of failing with
-/// "database is locked" when a read lock cannot be upgraded. Every write goes through
-/// here or `write`, so none is missed by the read caches.
-///
-/// Do not start a write while holding one: the second waits for the first's turn.
-pub async fn begin_write(pool: &Pool) -> AppResult<WriteTx> {
-    begin(pool, true).await
-}
+impl Db {
+    /// Starts a write transaction of its own once this process's queue of writers gets
+    /// to it (see `queue`). It takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so
+    /// that a writer of another process waits in the busy handler instead of failing
+    /// with "database is locked" when a read lock cannot be upgraded. Every write goes
+    /// through here or [`Db::write`], so none is missed by the read caches.
+    ///
+    /// Do not start a write while holding one: the second waits for the first's turn.
+    pub async fn begin_write(&self) -> AppResult<WriteTx> {
+        self.begin(true).await
+    }
 
-/// As [`begin_write`], for a write that changes nothing a read cache holds (the
-/// rate-limit counters, saved every second): its commit leaves the data generation,
-/// and so every cached read, as it was. A catalog change made through it by mistake
-/// would still be seen within [`CATALOG_WATCH_INTERVAL`], by `watch_catalog`.
-pub async fn begin_write_outside_catalog(pool: &Pool) -> AppResult<WriteTx> {
-    begin(pool, false).await
-}
+    /// As [`Db::begin_write`], for a write that changes nothing a read cache holds (the
+    /// rate-limit counters, saved every second; retention): its commit leaves the data
+    /// generation, and so every cached read, as it was. A catalog change made through it
+    /// by mistake would still be seen within [`CATALOG_WATCH_INTERVAL`], by
+    /// [`Db::watch_catalog`].
+    pub async fn begin_write_outside_catalog(&self) -> AppResult<WriteTx> {
+        self.begin(false).await
+    }
 
-async fn begin(pool: &Pool, moves_generation: bool) -> AppResult<WriteTx> {
-    let file = file_state(pool);
-    let turn = queue::turn(pool).await?;
-    let tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(AppError::from)?;
-    Ok(WriteTx { tx, file, moves_generation, turn })
-}
-
-/// One round trip to the database (for the readiness probe).
-pub async fn ping(pool: &Pool) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT 1").execute(pool).await.map(|_| ())
+    async fn begin(&self, moves_generation: bool) -> AppResult<WriteTx> {
+        let turn = self.turn().await?;
+        let tx = self.pool().begin_with("BEGIN IMMEDIATE").await.map_err(AppError::from)?;
+        Ok(WriteTx { tx, db: self.clone(), moves_generation, turn })
+    }
 }

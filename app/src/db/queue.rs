@@ -14,12 +14,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use sqlx::SqliteConnection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{FileState, Pool};
+use super::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
@@ -53,10 +53,11 @@ pub(super) struct Ran {
     intact: bool,
 }
 
+impl Db {
 /// Runs `work` in the next shared write transaction and answers once that has
 /// committed. A caller that gives up before its turn (a timeout, a client gone) writes
 /// nothing; one that gives up later leaves the write to finish.
-pub async fn write<T, F>(pool: &Pool, work: F) -> AppResult<T>
+pub async fn write<T, F>(&self, work: F) -> AppResult<T>
 where
     T: Send + 'static,
     F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T> + Send + 'static,
@@ -71,20 +72,38 @@ where
             Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), intact }
         })
     });
-    send(pool, Request::Write(job)).await?;
+    self.send(Request::Write(job)).await?;
     answer.await.unwrap_or_else(|_| Err(not_carried_out()))
 }
 
 /// Waits for this process's turn to write (see the module's comment).
-pub(super) async fn turn(pool: &Pool) -> AppResult<Turn> {
+pub(super) async fn turn(&self) -> AppResult<Turn> {
     let (give, taken) = oneshot::channel();
-    send(pool, Request::Turn(give)).await?;
+    self.send(Request::Turn(give)).await?;
     taken.await.map_err(|_| not_carried_out())
 }
 
-async fn send(pool: &Pool, request: Request) -> AppResult<()> {
-    let queue = queue_of(&super::file_state(pool), pool);
+async fn send(&self, request: Request) -> AppResult<()> {
+    let queue = self.queue();
     queue.send(request).await.map_err(|_| not_carried_out())
+}
+
+/// The queue, starting its writer task when there is none (the first write, or after
+/// the runtime that ran the last one ended, as between tests).
+fn queue(&self) -> mpsc::Sender<Request> {
+    let mut slot = self.0.queue.lock().unwrap_or_else(|p| p.into_inner());
+    match slot.as_ref() {
+        Some(queue) if !queue.is_closed() => queue.clone(),
+        _ => {
+            let (queue, requests) = mpsc::channel(QUEUE_MAX);
+            // The writer holds the pool, not the handle: a handle dropped everywhere
+            // else ends its queue.
+            tokio::spawn(serve(self.pool().clone(), Arc::downgrade(&self.0), requests));
+            *slot = Some(queue.clone());
+            queue
+        }
+    }
+}
 }
 
 /// The writer behind a queue stopped before answering: its transaction failed to begin
@@ -94,22 +113,7 @@ fn not_carried_out() -> AppError {
     AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
 }
 
-/// The file's queue, starting its writer task when there is none (the first write, or
-/// after the runtime that ran the last one ended, as between tests).
-fn queue_of(file: &Arc<FileState>, pool: &Pool) -> mpsc::Sender<Request> {
-    let mut slot = file.queue.lock().unwrap_or_else(|p| p.into_inner());
-    match slot.as_ref() {
-        Some(queue) if !queue.is_closed() => queue.clone(),
-        _ => {
-            let (queue, requests) = mpsc::channel(QUEUE_MAX);
-            tokio::spawn(serve(pool.clone(), file.clone(), requests));
-            *slot = Some(queue.clone());
-            queue
-        }
-    }
-}
-
-async fn serve(pool: Pool, file: Arc<FileState>, mut requests: mpsc::Receiver<Request>) {
+async fn serve(pool: super::Pool, db: Weak<super::Inner>, mut requests: mpsc::Receiver<Request>) {
     let mut arrived = Vec::with_capacity(BATCH_MAX);
     while requests.recv_many(&mut arrived, BATCH_MAX).await > 0 {
         let mut writes = Vec::with_capacity(arrived.len());
@@ -118,7 +122,7 @@ async fn serve(pool: Pool, file: Arc<FileState>, mut requests: mpsc::Receiver<Re
                 Request::Write(job) => writes.push(job),
                 Request::Turn(give) => {
                     // The writes queued before this writer go first.
-                    run_together(&pool, &file, std::mem::take(&mut writes)).await;
+                    run_together(&pool, &db, std::mem::take(&mut writes)).await;
                     let (done, ended) = oneshot::channel();
                     if give.send(Turn(done)).is_ok() {
                         let _ = ended.await;
@@ -126,13 +130,13 @@ async fn serve(pool: Pool, file: Arc<FileState>, mut requests: mpsc::Receiver<Re
                 }
             }
         }
-        run_together(&pool, &file, writes).await;
+        run_together(&pool, &db, writes).await;
     }
 }
 
 /// One transaction for `writes`; each caller is answered once it has committed (or
 /// failed: then every write of it is undone and each caller told so).
-async fn run_together(pool: &Pool, file: &FileState, writes: Vec<Job>) {
+async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<Job>) {
     if writes.is_empty() {
         return;
     }
@@ -150,7 +154,9 @@ async fn run_together(pool: &Pool, file: &FileState, writes: Vec<Job>) {
     }
     .await;
     // Also after a failed COMMIT: whether it took effect is unknown.
-    file.bump();
+    if let Some(db) = db.upgrade() {
+        Db(db).bump();
+    }
     for answer in answers {
         answer(committed.clone());
     }
@@ -178,19 +184,18 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::db;
 
-    async fn pool() -> (tempfile::TempDir, Pool) {
+    async fn pool() -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
-        let pool = db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
-        sqlx::query("CREATE TABLE notes (n INTEGER NOT NULL)").execute(&pool).await.unwrap();
-        (dir, pool)
+        let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        sqlx::query("CREATE TABLE notes (n INTEGER NOT NULL)").execute(db.pool()).await.unwrap();
+        (dir, db)
     }
 
-    fn note(pool: &Pool, n: i64, fail: bool) -> impl Future<Output = AppResult<i64>> + use<> {
+    fn note(pool: &Db, n: i64, fail: bool) -> impl Future<Output = AppResult<i64>> + use<> {
         let pool = pool.clone();
         async move {
-            write(&pool, move |conn| {
+            pool.write(move |conn| {
                 Box::pin(async move {
                     sqlx::query("INSERT INTO notes (n) VALUES (?)").bind(n).execute(&mut *conn).await?;
                     if fail { Err(AppError::validation("n", "refused after writing")) } else { Ok(n) }
@@ -200,14 +205,14 @@ mod tests {
         }
     }
 
-    async fn notes(pool: &Pool) -> Vec<i64> {
-        sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(pool).await.unwrap()
+    async fn notes(pool: &Db) -> Vec<i64> {
+        sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(pool.pool()).await.unwrap()
     }
 
     #[tokio::test]
     async fn a_failed_write_undoes_only_itself() {
         let (_dir, pool) = pool().await;
-        let before = db::data_version(&pool);
+        let before = pool.generation();
         // On the test's one-thread runtime all three are queued before the writer task
         // runs, so they share one transaction.
         let outcomes =
@@ -216,7 +221,7 @@ mod tests {
         assert_eq!(outcomes[1].as_ref().unwrap_err().field(), Some("n"));
         assert_eq!(outcomes[2], Ok(3));
         assert_eq!(notes(&pool).await, vec![1, 3]);
-        assert_ne!(db::data_version(&pool), before, "the read caches see the write");
+        assert_ne!(pool.generation(), before, "the read caches see the write");
     }
 
     #[tokio::test]
@@ -225,13 +230,13 @@ mod tests {
         // While a writer holds the turn, 100 writes queue, then a writer of its own
         // transaction, then one more write (each `yield_now` lets the tasks spawned
         // before it reach the queue, on the test's one-thread runtime).
-        let first = db::begin_write(&pool).await.unwrap();
+        let first = pool.begin_write().await.unwrap();
         let writes: Vec<_> = (0..100).map(|n| tokio::spawn(note(&pool, n, false))).collect();
         tokio::task::yield_now().await;
         let own = tokio::spawn({
             let pool = pool.clone();
             async move {
-                let mut tx = db::begin_write(&pool).await.unwrap();
+                let mut tx = pool.begin_write().await.unwrap();
                 let seen: Vec<i64> =
                     sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(&mut *tx).await.unwrap();
                 sqlx::query("INSERT INTO notes (n) VALUES (1000)").execute(&mut *tx).await.unwrap();
@@ -257,7 +262,7 @@ mod tests {
         let (_dir, pool) = pool().await;
         // A writer holds the turn, so the next write waits in the queue; its caller
         // gives up there.
-        let tx = db::begin_write(&pool).await.unwrap();
+        let tx = pool.begin_write().await.unwrap();
         let abandoned = tokio::time::timeout(Duration::from_millis(50), note(&pool, 1, false)).await;
         assert!(abandoned.is_err(), "the write waited behind the turn");
         drop(tx);

@@ -79,14 +79,14 @@ impl Call {
 
     /// Signs this browser in as `key_id`, ending the session it had.
     pub async fn start_session(&self, key_id: i64) -> Result<(), AppError> {
-        let token = sessions::start(&self.pool, self.now(), key_id, self.token.as_deref()).await?;
+        let token = sessions::start(&self.db, self.now(), key_id, self.token.as_deref()).await?;
         self.set_cookie(&self.session_cookie.set(Some(&token)));
         Ok(())
     }
 
     pub async fn end_session(&self) -> Result<(), AppError> {
         if let Some(token) = &self.token {
-            sessions::end(&self.pool, token).await?;
+            sessions::end(&self.db, token).await?;
         }
         self.set_cookie(&self.session_cookie.set(None));
         Ok(())

@@ -34,17 +34,17 @@ pub async fn catalog(
     use crate::services::{paging::PageRequest, pets, validate};
     let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?;
     let page = PageRequest { limit: CATALOG_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    pets::list_cards(&call::Call::admit().await?.pool, &filter, page).await
+    pets::list_cards(&call::Call::admit().await?.db, &filter, page).await
 }
 
 #[server(prefix = "/_app", endpoint = "pet")]
 pub async fn pet(id: i64) -> Result<PetCard, AppError> {
-    crate::services::pets::card(&call::Call::admit().await?.pool, id).await
+    crate::services::pets::card(&call::Call::admit().await?.db, id).await
 }
 
 #[server(prefix = "/_app", endpoint = "categories")]
 pub async fn categories() -> Result<Vec<CategorySummary>, AppError> {
-    crate::services::categories::summaries(&call::Call::admit().await?.pool).await
+    crate::services::categories::summaries(&call::Call::admit().await?.db).await
 }
 
 /// Who is signed in on this browser, if anyone.
@@ -76,7 +76,7 @@ pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey
     let call = call::Call::admit().await?;
     let name = name.filter(|n| !n.trim().is_empty());
     let request = crate::model::SignUp { name };
-    let created = crate::services::keys::sign_up(&call.pool, &call.access.limiter, call.now(), call.client, request).await?;
+    let created = crate::services::keys::sign_up(&call.db, &call.access.limiter, call.now(), call.client, request).await?;
     call.start_session(created.key_info.id).await?;
     call.no_store();
     Ok(created)
@@ -105,7 +105,7 @@ pub async fn place_order(
     let caller = call.require(Role::Customer)?;
     let order = NewOrder { pet_id, quantity, ship_date: None };
     let idempotency_key = idempotency_key.filter(|key| !key.is_empty());
-    crate::services::orders::place(&call.pool, call.now(), caller, order, idempotency_key.as_deref()).await
+    crate::services::orders::place(&call.db, call.now(), caller, order, idempotency_key.as_deref()).await
 }
 
 /// Orders per page of the order history.
@@ -126,7 +126,7 @@ pub async fn list_orders(
     let caller = call.require(Role::Customer)?;
     let filter = validate::order_history_filter(state.as_deref(), pet.as_deref())?;
     let page = PageRequest { limit: ORDERS_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    orders::history(&call.pool, caller, &filter, page).await
+    orders::history(&call.db, caller, &filter, page).await
 }
 
 /// Cancels an order (a shopper's own; staff any). Cancelling one that is already
@@ -135,7 +135,7 @@ pub async fn list_orders(
 pub async fn cancel_order(id: i64) -> Result<crate::model::Cancellation, AppError> {
     let call = call::Call::admit().await?;
     let caller = call.require(crate::model::Role::Customer)?;
-    let cancellation = crate::services::orders::cancel(&call.pool, call.now(), caller, id).await?;
+    let cancellation = crate::services::orders::cancel(&call.db, call.now(), caller, id).await?;
     // The list is drawn on the server: shown again, the order is marked in its row.
     call.back_to_page("/orders");
     Ok(cancellation)
@@ -148,7 +148,7 @@ pub async fn complete_order(id: i64) -> Result<crate::model::Order, AppError> {
     let call = call::Call::admit().await?;
     let caller = call.require(Role::Admin)?;
     let completion = OrderCompletion { complete: true, ship_date: None };
-    let order = crate::services::orders::complete(&call.pool, call.now(), caller, id, completion).await?;
+    let order = crate::services::orders::complete(&call.db, call.now(), caller, id, completion).await?;
     call.back_to_page("/orders");
     Ok(order)
 }

@@ -71,19 +71,19 @@ fn form_name<T: serde::de::DeserializeOwned>(field: &str, raw: &str) -> Result<T
 pub async fn load_dashboard() -> Result<Dashboard, AppError> {
     use crate::services::{dashboard, keys};
     let call = staff().await?;
-    let (pool, now) = (&call.pool, call.now());
+    let (db, now) = (&call.db, call.now());
     let (api, mut busiest) = call.traffic.last_hour(BUSIEST_KEYS);
     for series in &mut busiest {
         if let Some(id) = series.key_id {
-            series.label = match keys::get(pool, id).await {
+            series.label = match keys::get(db, id).await {
                 Ok(row) => format!("{} (key {id})", row.name),
                 Err(_) => format!("key {id}"),
             };
         }
     }
     Ok(Dashboard {
-        stock: dashboard::stock_by_status(pool).await?,
-        orders_per_hour: dashboard::orders_per_hour_today(pool, now).await?,
+        stock: dashboard::stock_by_status(db).await?,
+        orders_per_hour: dashboard::orders_per_hour_today(db, now).await?,
         hour_now: u32::try_from(now.rem_euclid(86_400) / 3_600).unwrap_or(0),
         api,
         busiest,
@@ -106,8 +106,8 @@ pub async fn save_pet(
     let status = status.filter(|s| !s.is_empty()).map(|s| form_name("status", &s)).transpose()?;
     let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status };
     let saved = match id {
-        Some(id) => pets::replace(&call.pool, id, new).await?,
-        None => pets::create(&call.pool, new).await?,
+        Some(id) => pets::replace(&call.db, id, new).await?,
+        None => pets::create(&call.db, new).await?,
     };
     call.back_to_page("/admin/pets");
     Ok(saved)
@@ -116,7 +116,7 @@ pub async fn save_pet(
 #[server(prefix = "/_app", endpoint = "staff_delete_pet")]
 pub async fn delete_pet(id: i64) -> Result<(), AppError> {
     let call = staff().await?;
-    crate::services::pets::delete(&call.pool, id).await?;
+    crate::services::pets::delete(&call.db, id).await?;
     leptos_axum::redirect("/admin/pets");
     Ok(())
 }
@@ -130,9 +130,9 @@ pub async fn save_category(id: Option<i64>, name: String, description: Option<St
     let call = staff().await?;
     let new = NewCategory { name, description: description.filter(|d| !d.trim().is_empty()) };
     match id {
-        Some(id) => categories::replace(&call.pool, id, new).await,
+        Some(id) => categories::replace(&call.db, id, new).await,
         None => {
-            let created = categories::create(&call.pool, new).await?;
+            let created = categories::create(&call.db, new).await?;
             call.back_to_page("/admin/categories");
             Ok(created)
         }
@@ -142,7 +142,7 @@ pub async fn save_category(id: Option<i64>, name: String, description: Option<St
 #[server(prefix = "/_app", endpoint = "staff_delete_category")]
 pub async fn delete_category(id: i64) -> Result<(), AppError> {
     let call = staff().await?;
-    crate::services::categories::delete(&call.pool, id).await?;
+    crate::services::categories::delete(&call.db, id).await?;
     call.back_to_page("/admin/categories");
     Ok(())
 }
@@ -154,7 +154,7 @@ pub async fn inventory(cursor: Option<String>) -> Result<Page<PetCard>, AppError
     use crate::services::{paging::PageRequest, pets};
     let call = staff().await?;
     let page = PageRequest { limit: INVENTORY_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    pets::list_cards(&call.pool, &PetFilter::default(), page).await
+    pets::list_cards(&call.db, &PetFilter::default(), page).await
 }
 
 /// Sets a pet's stock, by the rules of `PUT /store/inventory/{petId}`.
@@ -163,7 +163,7 @@ pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::In
     use crate::model::InventoryUpdate;
     let call = staff().await?;
     let quantity = form_number("quantity", &quantity, 0, 1_000_000)?;
-    let item = crate::services::inventory::set(&call.pool, pet_id, InventoryUpdate { quantity }).await?;
+    let item = crate::services::inventory::set(&call.db, pet_id, InventoryUpdate { quantity }).await?;
     // The row's status and "low" mark follow: the page is shown again.
     call.back_to_page("/admin/inventory");
     Ok(item)
@@ -174,7 +174,7 @@ pub async fn set_stock(pet_id: i64, quantity: String) -> Result<crate::model::In
 pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
     use crate::services::{access::Subject, keys};
     let call = staff().await?;
-    let rows = keys::list_all(&call.pool).await?;
+    let rows = keys::list_all(&call.db).await?;
     Ok(rows
         .iter()
         .map(|row| KeyUsage { key: row.to_api(), used_today: call.access.limiter.used_today(&Subject::Key(row.id).id()) })
@@ -201,7 +201,7 @@ pub async fn create_key(
         None
     };
     let new = NewApiKey { name, role: form_name("role", &role)?, plan, limits };
-    let created = crate::services::keys::create(&call.pool, call.now(), new).await?;
+    let created = crate::services::keys::create(&call.db, call.now(), new).await?;
     call.no_store();
     // Shown again with the key in the list; the secret goes along once, in the flash.
     call.back_to_page("/admin/keys");

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 
-use crate::db::Pool;
+use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{Caller, Limits, Plan};
 use crate::services::auth::{Authenticator, Presented};
@@ -227,13 +227,13 @@ pub struct Access {
     pub auth: Authenticator,
     pub limiter: Arc<RateLimiter>,
     pub proxies: TrustedProxies,
-    pool: Pool,
+    db: Db,
     clock: Clock,
 }
 
 impl Access {
-    pub fn new(pool: Pool, clock: Clock, limiter: Arc<RateLimiter>, proxies: TrustedProxies) -> Access {
-        Access { auth: Authenticator::new(pool.clone(), clock.clone()), limiter, proxies, pool, clock }
+    pub fn new(db: Db, clock: Clock, limiter: Arc<RateLimiter>, proxies: TrustedProxies) -> Access {
+        Access { auth: Authenticator::new(db.clone(), clock.clone()), limiter, proxies, db, clock }
     }
 
     /// The client behind a request (see [`TrustedProxies::client`]).
@@ -259,7 +259,7 @@ impl Access {
             Credentials::Key(key) => self.auth.authenticate(Presented::Key(key)).await,
             // Boxed: a session is read from the database, whose (large) future would
             // otherwise be part of every request's.
-            Credentials::Session(token) => Box::pin(sessions::caller(&self.pool, self.clock.now(), token)).await,
+            Credentials::Session(token) => Box::pin(sessions::caller(&self.db, self.clock.now(), token)).await,
         };
         let (subject, limits) = match &caller {
             Ok(Some(caller)) => (Subject::Key(caller.key_id), caller.limits),

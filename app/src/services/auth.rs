@@ -1,28 +1,34 @@
 //! Who is calling, and may they: one place for REST handlers and server functions.
 //!
-//! Recognised keys are cached for a second, so that authentication costs no database
-//! read on a busy key. A revocation through this service drops the cache entry at
+//! Recognised keys are cached for a second (moka's time to live), so that
+//! authentication costs no database read on a busy key, and concurrent first requests
+//! of one key read it once. A revocation through this service drops the cache entry at
 //! once; one made by another process (the CLI) is seen within that second.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use std::time::Duration;
+
 use dashmap::DashMap;
 
-use crate::db::Pool;
+use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{Caller, Role};
 use crate::services::clock::Clock;
 use crate::services::keys::{self, KeyRow};
 
-const CACHE_SECONDS: i64 = 1;
+/// How long a key read from the database is believed.
+const CACHE_FOR: Duration = Duration::from_secs(1);
+/// Keys kept at most (a row is under 200 bytes).
+const CACHE_MAX: u64 = 100_000;
 
 #[derive(Clone)]
 pub struct Authenticator {
-    pool: Pool,
+    db: Db,
     clock: Clock,
-    /// prefix → (the row, when it was read)
-    cache: Arc<DashMap<String, (Arc<KeyRow>, i64)>>,
+    /// prefix → the row, as read at most [`CACHE_FOR`] ago.
+    cache: moka::future::Cache<String, Arc<KeyRow>>,
     /// Prefixes revoked by this process: a lookup that read the row just before the
     /// revocation committed must not bring it back.
     revoked: Arc<DashMap<String, ()>>,
@@ -39,11 +45,11 @@ pub enum Presented<'a> {
 }
 
 impl Authenticator {
-    pub fn new(pool: Pool, clock: Clock) -> Authenticator {
+    pub fn new(db: Db, clock: Clock) -> Authenticator {
         Authenticator {
-            pool,
+            db,
             clock,
-            cache: Arc::new(DashMap::new()),
+            cache: moka::future::Cache::builder().max_capacity(CACHE_MAX).time_to_live(CACHE_FOR).build(),
             revoked: Arc::new(DashMap::new()),
             any_revoked: Arc::new(AtomicBool::new(false)),
         }
@@ -64,28 +70,34 @@ impl Authenticator {
         if self.any_revoked.load(Ordering::Acquire) && self.revoked.contains_key(prefix) {
             return Ok(None);
         }
-        let now = self.clock.now();
-        if let Some(entry) = self.cache.get(prefix) {
-            if now - entry.1 < CACHE_SECONDS {
-                return Ok(Some(entry.0.clone()));
-            }
+        if let Some(row) = self.cache.get(prefix).await {
+            return Ok(Some(row));
         }
         // Unknown prefixes are not cached: random guesses must not fill memory. (Boxed:
         // sqlx's future is large, and only a miss needs it; see `cache`.)
-        let row = Box::pin(keys::find_by_prefix(&self.pool, prefix)).await?.map(Arc::new);
-        match &row {
-            Some(row) => self.cache.insert(prefix.to_owned(), (row.clone(), now)),
-            None => self.cache.remove(prefix).map(|(_, v)| v),
+        let read = async {
+            match Box::pin(keys::find_by_prefix(&self.db, prefix)).await {
+                Ok(Some(row)) => Ok(Arc::new(row)),
+                Ok(None) => Err(None),
+                Err(err) => Err(Some(err)),
+            }
+        };
+        let row = match self.cache.try_get_with(prefix.to_owned(), read).await {
+            Ok(row) => Some(row),
+            Err(miss) => match Arc::unwrap_or_clone(miss) {
+                None => None,
+                Some(err) => return Err(err),
+            },
         };
         Ok(row)
     }
 
     /// Revokes a key; it stops working with the next request.
     pub async fn revoke(&self, id: i64) -> AppResult<KeyRow> {
-        let row = keys::revoke(&self.pool, self.clock.now(), id).await?;
+        let row = keys::revoke(&self.db, self.clock.now(), id).await?;
         self.revoked.insert(row.prefix.clone(), ());
         self.any_revoked.store(true, Ordering::Release);
-        self.cache.remove(&row.prefix);
+        self.cache.invalidate(&row.prefix).await;
         Ok(row)
     }
 }

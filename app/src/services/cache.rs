@@ -1,128 +1,167 @@
 //! Read caches for the catalog (a pet, a page of pets, the category summaries), so that
-//! a busy storefront or integration costs no database round trip per read.
+//! a busy storefront or integration costs no database round trip per read. They belong
+//! to the store's handle (`db::Db`): two stores in one process share nothing.
 //!
 //! An entry is served only while it is of the current generation of the data
-//! (`db::data_version`):
+//! (`Db::generation`, part of every key):
 //! - every write this process commits moves the generation on, so this process never
 //!   serves what it has itself overwritten, and a client that wrote reads its write;
 //! - a change to the catalog made by another process (the sqlite3 prompt today,
 //!   another server once several share one database) moves it on within
-//!   `db::CATALOG_WATCH_INTERVAL` (`db::watch_catalog`).
+//!   `db::CATALOG_WATCH_INTERVAL` (`Db::watch_catalog`).
 //!
-//! Entries do not otherwise expire: under a steady stream of reads and no writes, none
-//! of them goes to the database. Errors are not cached. Each cache is bounded: when
-//! full it is emptied and refills.
+//! Under a steady stream of reads and no writes, none of them goes to the database.
+//! Concurrent misses of one key read it once (moka's `try_get_with`); errors are not
+//! cached. Each cache is bounded by moka's policy (TinyLFU admission, LRU eviction), so
+//! a burst of one-off keys cannot push out what is read often, and entries of past
+//! generations, never read again, are evicted first and dropped after a while idle.
 
-use std::future::Future;
 use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
 
-use dashmap::DashMap;
+use crate::db::Db;
+use crate::error::AppResult;
+use crate::model::{CategorySummary, Page, PetCard, PetFilter};
+use crate::services::paging::PageRequest;
 
-use crate::db::{DataVersion, Pool, data_version};
+/// How long an entry nobody reads is kept (entries of past generations end this way
+/// when the cache is not full).
+const IDLE: Duration = Duration::from_secs(10 * 60);
 
 pub struct ReadCache<K, V> {
-    entries: DashMap<(u64, K), Entry<V>>,
-    capacity: usize,
+    entries: moka::future::Cache<(u64, K), V>,
 }
 
-struct Entry<V> {
-    generation: u64,
-    value: V,
-}
-
-impl<K: Eq + Hash, V: Clone> ReadCache<K, V> {
-    pub fn new(capacity: usize) -> ReadCache<K, V> {
-        ReadCache { entries: DashMap::new(), capacity }
+impl<K, V> ReadCache<K, V>
+where
+    K: Eq + Hash + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    pub fn new(capacity: u64) -> ReadCache<K, V> {
+        ReadCache { entries: moka::future::Cache::builder().max_capacity(capacity).time_to_idle(IDLE).build() }
     }
 
     /// The cached value for `key`, or the answer of the read `read` starts (cached when
-    /// it is a success).
-    pub async fn get_or_read<R, F, E>(&self, pool: &Pool, key: K, read: R) -> Result<V, E>
+    /// it is a success; callers asking meanwhile wait for it).
+    pub async fn get_or_read<R, F>(&self, db: &Db, key: K, read: R) -> AppResult<V>
     where
         R: FnOnce() -> F,
-        F: Future<Output = Result<V, E>>,
+        F: Future<Output = AppResult<V>>,
     {
-        let DataVersion { file, generation } = data_version(pool);
-        let key = (file, key);
-        if let Some(entry) = self.entries.get(&key) {
-            if entry.generation == generation {
-                return Ok(entry.value.clone());
-            }
+        let key = (db.generation(), key);
+        if let Some(value) = self.entries.get(&key).await {
+            return Ok(value);
         }
         // Made only on a miss, and boxed: a read's future (sqlx's) is large, and as a
         // part of this one it would be copied with every caller's future on every hit.
-        let value = Box::pin(read()).await?;
-        if self.entries.len() >= self.capacity {
-            self.entries.clear();
-        }
-        self.entries.insert(key, Entry { generation, value: value.clone() });
-        Ok(value)
+        self.entries.try_get_with(key, Box::pin(read())).await.map_err(Arc::unwrap_or_clone)
+    }
+}
+
+/// The catalog's read caches, one set per store.
+pub struct Caches {
+    /// Pets by id. A card is about 100 bytes.
+    pub(crate) cards: ReadCache<i64, PetCard>,
+    /// Pages of pets by filter and page. A page of 100 cards is about 10 KB, so this
+    /// stays under about 10 MB.
+    pub(crate) pages: ReadCache<(PetFilter, PageRequest), Page<PetCard>>,
+    /// The category summaries (every storefront page shows them).
+    pub(crate) summaries: ReadCache<(), Vec<CategorySummary>>,
+}
+
+impl Default for Caches {
+    fn default() -> Caches {
+        Caches { cards: ReadCache::new(10_000), pages: ReadCache::new(1_000), summaries: ReadCache::new(4) }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
 
     use super::*;
     use crate::db;
-    use crate::error::AppResult;
 
     /// A read's answer, typed as the services' are.
     fn ok<T>(value: T) -> AppResult<T> {
         Ok(value)
     }
 
-    async fn pool() -> (tempfile::TempDir, Pool) {
+    async fn store() -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
-        let pool = db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
-        (dir, pool)
+        let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        (dir, db)
     }
 
     #[tokio::test]
     async fn serves_the_cached_value_until_a_write_commits() {
-        let (_dir, pool) = pool().await;
+        let (_dir, db) = store().await;
         let cache = ReadCache::<i64, usize>::new(10);
         let reads = AtomicUsize::new(0);
         let read = || async { ok(reads.fetch_add(1, Ordering::SeqCst)) };
-        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 0);
-        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 0, "cached");
-        assert_eq!(cache.get_or_read(&pool, 2, read).await.unwrap(), 1, "another key");
+        assert_eq!(cache.get_or_read(&db, 1, read).await.unwrap(), 0);
+        assert_eq!(cache.get_or_read(&db, 1, read).await.unwrap(), 0, "cached");
+        assert_eq!(cache.get_or_read(&db, 2, read).await.unwrap(), 1, "another key");
 
         // A rolled-back write changes nothing; a committed one makes every entry stale.
-        drop(db::begin_write(&pool).await.unwrap());
-        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 0);
-        db::begin_write(&pool).await.unwrap().commit().await.unwrap();
-        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 2);
-        assert_eq!(cache.get_or_read(&pool, 1, read).await.unwrap(), 2);
+        drop(db.begin_write().await.unwrap());
+        assert_eq!(cache.get_or_read(&db, 1, read).await.unwrap(), 0);
+        db.begin_write().await.unwrap().commit().await.unwrap();
+        assert_eq!(cache.get_or_read(&db, 1, read).await.unwrap(), 2);
+        assert_eq!(cache.get_or_read(&db, 1, read).await.unwrap(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_misses_read_once() {
+        let (_dir, db) = store().await;
+        let cache = Arc::new(ReadCache::<i64, usize>::new(10));
+        let reads = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = (0..32)
+            .map(|_| {
+                let (db, cache, reads) = (db.clone(), cache.clone(), reads.clone());
+                tokio::spawn(async move {
+                    cache
+                        .get_or_read(&db, 1, || async {
+                            // Slow enough that every caller arrives while it runs.
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            ok(reads.fetch_add(1, Ordering::SeqCst))
+                        })
+                        .await
+                })
+            })
+            .collect();
+        for caller in callers {
+            assert_eq!(caller.await.unwrap().unwrap(), 0);
+        }
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "one read for 32 concurrent misses");
     }
 
     #[tokio::test]
     async fn a_write_during_the_read_keeps_its_result_from_being_served() {
-        let (_dir, pool) = pool().await;
+        let (_dir, db) = store().await;
         let cache = ReadCache::<i64, &str>::new(10);
         let racing = async {
             // The write commits after the read started.
-            db::begin_write(&pool).await.unwrap().commit().await.unwrap();
+            db.begin_write().await.unwrap().commit().await.unwrap();
             ok("read before the write")
         };
-        assert_eq!(cache.get_or_read(&pool, 1, || racing).await.unwrap(), "read before the write");
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("fresh") }).await.unwrap(), "fresh");
+        assert_eq!(cache.get_or_read(&db, 1, || racing).await.unwrap(), "read before the write");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("fresh") }).await.unwrap(), "fresh");
     }
 
     #[tokio::test]
     async fn a_commit_whose_caller_gives_up_still_moves_the_generation() {
-        let (_dir, pool) = pool().await;
-        let before = db::data_version(&pool);
-        let tx = db::begin_write(&pool).await.unwrap();
+        let (_dir, db) = store().await;
+        let before = db.generation();
+        let tx = db.begin_write().await.unwrap();
         // The caller is dropped after one poll, with COMMIT under way (a timeout, a
         // client gone); whether or not it had finished, the generation must move on.
         let mut commit = Box::pin(tx.commit());
         let _ = std::future::poll_fn(|cx| std::task::Poll::Ready(commit.as_mut().poll(cx))).await;
         drop(commit);
         for _ in 0..200 {
-            if db::data_version(&pool) != before {
+            if db.generation() != before {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -132,32 +171,32 @@ mod tests {
 
     #[tokio::test]
     async fn errors_are_not_kept() {
-        let (_dir, pool) = pool().await;
+        let (_dir, db) = store().await;
         let cache = ReadCache::<i64, &str>::new(10);
-        let failed = cache.get_or_read(&pool, 1, || async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
+        let failed = cache.get_or_read(&db, 1, || async { Err(crate::error::AppError::not_found("pet", 1)) }).await;
         assert!(failed.is_err());
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("first") }).await.unwrap(), "first");
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("second") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("first") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("second") }).await.unwrap(), "first");
     }
 
     #[tokio::test]
     async fn writes_outside_the_catalog_keep_entries() {
-        let (_dir, pool) = pool().await;
+        let (_dir, db) = store().await;
         let cache = ReadCache::<i64, &str>::new(10);
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("first") }).await.unwrap(), "first");
-        db::begin_write_outside_catalog(&pool).await.unwrap().commit().await.unwrap();
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("second") }).await.unwrap(), "first");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("first") }).await.unwrap(), "first");
+        db.begin_write_outside_catalog().await.unwrap().commit().await.unwrap();
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("second") }).await.unwrap(), "first");
     }
 
     #[tokio::test]
     async fn a_catalog_change_by_another_process_is_seen_within_the_watch_interval() {
-        let (dir, pool) = pool().await;
-        let watcher = tokio::spawn(db::watch_catalog(pool.clone()));
+        let (dir, db) = store().await;
+        let watcher = tokio::spawn(db.clone().watch_catalog());
         let cache = ReadCache::<i64, &str>::new(10);
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("before") }).await.unwrap(), "before");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("before") }).await.unwrap(), "before");
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
         assert_eq!(
-            cache.get_or_read(&pool, 1, || async { ok("unchanged") }).await.unwrap(),
+            cache.get_or_read(&db, 1, || async { ok("unchanged") }).await.unwrap(),
             "before",
             "nothing changed"
         );
@@ -171,18 +210,22 @@ mod tests {
             .await
             .unwrap();
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
-        assert_eq!(cache.get_or_read(&pool, 1, || async { ok("after") }).await.unwrap(), "after");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("after") }).await.unwrap(), "after");
         watcher.abort();
     }
 
     #[tokio::test]
-    async fn databases_do_not_share_entries_and_a_full_cache_starts_over() {
-        let ((_a, one), (_b, other)) = (pool().await, pool().await);
-        let cache = ReadCache::<i64, &str>::new(2);
-        assert_eq!(cache.get_or_read(&one, 1, || async { ok("one") }).await.unwrap(), "one");
-        assert_eq!(cache.get_or_read(&other, 1, || async { ok("other") }).await.unwrap(), "other");
-        assert_eq!(cache.entries.len(), 2);
-        assert_eq!(cache.get_or_read(&one, 2, || async { ok("two") }).await.unwrap(), "two");
-        assert_eq!(cache.entries.len(), 1, "emptied when full, then the new entry");
+    async fn two_stores_in_one_process_share_nothing() {
+        use crate::services::categories::summaries;
+        let ((_a, one), (_b, other)) = (store().await, store().await);
+        assert!(summaries(&one).await.unwrap().is_empty());
+        // Written past the handle, so the other store's generation stays 0 like the
+        // first's: only the caches being the store's own tells the two apart.
+        sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
+            .execute(other.pool())
+            .await
+            .unwrap();
+        assert_eq!((one.generation(), other.generation()), (0, 0));
+        assert_eq!(summaries(&other).await.unwrap().len(), 1, "read from its own database");
     }
 }

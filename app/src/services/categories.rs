@@ -1,20 +1,17 @@
 //! Categories: unique names (case-insensitively), and no deleting one that pets use.
 
-use std::sync::LazyLock;
-
-use crate::db::{Pool, begin_write};
+use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{Category, CategorySummary, NewCategory, Page};
-use crate::services::cache::ReadCache;
 use crate::services::paging::PageRequest;
 use crate::services::validate;
 
-pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<Category>> {
+pub async fn list(db: &Db, page: PageRequest) -> AppResult<Page<Category>> {
     let rows: Vec<Category> =
         sqlx::query_as("SELECT id, name, description FROM categories WHERE id > ? ORDER BY id LIMIT ?")
             .bind(page.after)
             .bind(page.fetch_limit())
-            .fetch_all(pool)
+            .fetch_all(db.pool())
             .await?;
     Ok(page.finish(rows, |c| c.id))
 }
@@ -22,32 +19,31 @@ pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<Category>> {
 /// Every category with its number of pets, by name: the storefront's pickers and the
 /// categories page.
 /// (Cached: every page of the storefront asks for them; see `cache`.)
-pub async fn summaries(pool: &Pool) -> AppResult<Vec<CategorySummary>> {
-    static SUMMARIES: LazyLock<ReadCache<(), Vec<CategorySummary>>> = LazyLock::new(|| ReadCache::new(1));
+pub async fn summaries(db: &Db) -> AppResult<Vec<CategorySummary>> {
     let read = || async {
         Ok(sqlx::query_as(
             "SELECT c.id, c.name, c.description, COUNT(p.id) AS pet_count
              FROM categories c LEFT JOIN pets p ON p.category_id = c.id
              GROUP BY c.id ORDER BY c.name_key, c.id",
         )
-        .fetch_all(pool)
+        .fetch_all(db.pool())
         .await?)
     };
-    SUMMARIES.get_or_read(pool, (), read).await
+    db.caches().summaries.get_or_read(db, (), read).await
 }
 
-pub async fn get(pool: &Pool, id: i64) -> AppResult<Category> {
+pub async fn get(db: &Db, id: i64) -> AppResult<Category> {
     sqlx::query_as("SELECT id, name, description FROM categories WHERE id = ?")
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(db.pool())
         .await?
         .ok_or_else(|| AppError::not_found("category", id))
 }
 
-pub async fn create(pool: &Pool, new: NewCategory) -> AppResult<Category> {
+pub async fn create(db: &Db, new: NewCategory) -> AppResult<Category> {
     let name = validate::name("name", &new.name)?;
     let description = validate::description("description", new.description.as_deref())?;
-    let mut tx = begin_write(pool).await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 =
         sqlx::query_scalar("INSERT INTO categories (name, name_key, description) VALUES (?, ?, ?) RETURNING id")
             .bind(&name.text)
@@ -61,10 +57,10 @@ pub async fn create(pool: &Pool, new: NewCategory) -> AppResult<Category> {
 }
 
 /// PUT semantics: the body replaces name and description (an omitted description clears it).
-pub async fn replace(pool: &Pool, id: i64, new: NewCategory) -> AppResult<Category> {
+pub async fn replace(db: &Db, id: i64, new: NewCategory) -> AppResult<Category> {
     let name = validate::name("name", &new.name)?;
     let description = validate::description("description", new.description.as_deref())?;
-    let mut tx = begin_write(pool).await?;
+    let mut tx = db.begin_write().await?;
     let updated = sqlx::query("UPDATE categories SET name = ?, name_key = ?, description = ? WHERE id = ?")
         .bind(&name.text)
         .bind(&name.key)
@@ -80,8 +76,8 @@ pub async fn replace(pool: &Pool, id: i64, new: NewCategory) -> AppResult<Catego
     Ok(Category { id, name: name.text, description })
 }
 
-pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
-    let mut tx = begin_write(pool).await?;
+pub async fn delete(db: &Db, id: i64) -> AppResult<()> {
+    let mut tx = db.begin_write().await?;
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM categories WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
     if exists.is_none() {

@@ -1,7 +1,7 @@
 //! A small demo catalog for `make run`, loaded only into an empty database and only
 //! through the service functions, so it obeys every rule real data does.
 
-use crate::db::Pool;
+use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::{InventoryUpdate, NewCategory, NewPet, PetStatus};
 use crate::services::{categories, inventory, pets};
@@ -33,24 +33,24 @@ const CATALOG: &[(&str, &str, &[(&str, PetStatus, i64)])] = &[
 
 /// Loads the demo catalog when the store has no categories and no pets. Returns
 /// whether it did.
-pub async fn seed_if_empty(pool: &Pool) -> AppResult<bool> {
+pub async fn seed_if_empty(db: &Db) -> AppResult<bool> {
     let (categories_n, pets_n): (i64, i64) =
-        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)").fetch_one(pool).await?;
+        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)").fetch_one(db.pool()).await?;
     if categories_n + pets_n > 0 {
         return Ok(false);
     }
     for (category_name, description, animals) in CATALOG {
         let category = categories::create(
-            pool,
+            db,
             NewCategory { name: (*category_name).into(), description: Some((*description).into()) },
         )
         .await?;
         for (name, status, stock) in *animals {
             let pet =
-                pets::create(pool, NewPet { name: (*name).into(), category_id: category.id, status: Some(*status) })
+                pets::create(db, NewPet { name: (*name).into(), category_id: category.id, status: Some(*status) })
                     .await?;
             if *stock > 0 {
-                inventory::set(pool, pet.id, InventoryUpdate { quantity: *stock }).await?;
+                inventory::set(db, pet.id, InventoryUpdate { quantity: *stock }).await?;
             }
         }
     }

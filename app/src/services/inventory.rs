@@ -2,7 +2,7 @@
 
 use sqlx::SqliteConnection;
 
-use crate::db::{Pool, begin_write};
+use crate::db::Db;
 use crate::error::{AppError, AppResult};
 use crate::model::{InventoryItem, InventoryUpdate, Page};
 use crate::services::paging::PageRequest;
@@ -11,28 +11,28 @@ use crate::services::validate;
 
 const ITEM_COLUMNS: &str = "SELECT i.pet_id, i.quantity, p.status FROM inventory i JOIN pets p ON p.id = i.pet_id";
 
-pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<InventoryItem>> {
+pub async fn list(db: &Db, page: PageRequest) -> AppResult<Page<InventoryItem>> {
     let rows: Vec<InventoryItem> =
         sqlx::query_as(sqlx::AssertSqlSafe(format!("{ITEM_COLUMNS} WHERE i.pet_id > ? ORDER BY i.pet_id LIMIT ?")))
             .bind(page.after)
             .bind(page.fetch_limit())
-            .fetch_all(pool)
+            .fetch_all(db.pool())
             .await?;
     Ok(page.finish(rows, |item| item.pet_id))
 }
 
-pub async fn get(pool: &Pool, pet_id: i64) -> AppResult<InventoryItem> {
+pub async fn get(db: &Db, pet_id: i64) -> AppResult<InventoryItem> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("{ITEM_COLUMNS} WHERE i.pet_id = ?")))
         .bind(pet_id)
-        .fetch_optional(pool)
+        .fetch_optional(db.pool())
         .await?
         .ok_or_else(|| AppError::not_found("pet", pet_id))
 }
 
 /// "set inventory to n", in one transaction with the status it implies.
-pub async fn set(pool: &Pool, pet_id: i64, update: InventoryUpdate) -> AppResult<InventoryItem> {
+pub async fn set(db: &Db, pet_id: i64, update: InventoryUpdate) -> AppResult<InventoryItem> {
     let quantity = validate::stock("quantity", update.quantity)?;
-    let mut tx = begin_write(pool).await?;
+    let mut tx = db.begin_write().await?;
     let current = state_for_update(&mut tx, pet_id).await?;
     let open_orders = open_order_count(&mut tx, pet_id).await?;
     let next = rules::set_inventory(quantity, open_orders);

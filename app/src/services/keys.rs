@@ -9,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::db::Pool;
+use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
 use crate::services::clock::rfc3339;
@@ -85,7 +85,7 @@ pub fn random_token<const N: usize>() -> AppResult<String> {
 }
 
 /// Admin creation (API, console, CLI): any role and plan; Enterprise needs limits.
-pub async fn create(pool: &Pool, now: i64, new: NewApiKey) -> AppResult<CreatedApiKey> {
+pub async fn create(db: &Db, now: i64, new: NewApiKey) -> AppResult<CreatedApiKey> {
     let name = validate::name("name", &new.name)?;
     let limits = match (new.plan.limits(), new.limits) {
         (Some(fixed), None) => fixed,
@@ -100,7 +100,7 @@ pub async fn create(pool: &Pool, now: i64, new: NewApiKey) -> AppResult<CreatedA
         }
         (None, None) => return Err(AppError::validation("limits", "an Enterprise key needs perMinute and perDay")),
     };
-    insert(pool, now, &name.text, new.role, new.plan, limits).await
+    insert(db, now, &name.text, new.role, new.plan, limits).await
 }
 
 /// Sign-ups one client IP may make: 5 a minute, 20 a day.
@@ -109,7 +109,7 @@ pub const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
 /// Self-service sign-up (REST and storefront): a Free customer key, limited per client
 /// address (besides the limits of the request itself).
 pub async fn sign_up(
-    pool: &Pool,
+    db: &Db,
     limiter: &RateLimiter,
     now: i64,
     client: ClientAddr,
@@ -119,14 +119,14 @@ pub async fn sign_up(
     let verdict = limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP);
     access::decide(verdict, "sign-ups from this address").map_err(|refused| refused.error)?;
     let limits = Plan::Free.limits().expect("Free has fixed limits");
-    insert(pool, now, &name.text, Role::Customer, Plan::Free, limits).await
+    insert(db, now, &name.text, Role::Customer, Plan::Free, limits).await
 }
 
-async fn insert(pool: &Pool, now: i64, name: &str, role: Role, plan: Plan, limits: Limits) -> AppResult<CreatedApiKey> {
+async fn insert(db: &Db, now: i64, name: &str, role: Role, plan: Plan, limits: Limits) -> AppResult<CreatedApiKey> {
     let prefix = hex(&random_bytes::<5>()?);
     let key = format!("{KEY_TAG}_{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()?));
     let (key_hash, owned_name) = (hash(&key), name.to_owned());
-    let id: i64 = crate::db::write(pool, move |conn| {
+    let id: i64 = db.write(move |conn| {
         Box::pin(async move {
             Ok(sqlx::query_scalar(
                 "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
@@ -156,41 +156,41 @@ fn hex(bytes: &[u8]) -> String {
 const COLUMNS: &str =
     "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";
 
-pub async fn find_by_prefix(pool: &Pool, prefix: &str) -> AppResult<Option<KeyRow>> {
+pub async fn find_by_prefix(db: &Db, prefix: &str) -> AppResult<Option<KeyRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE prefix = ?")))
         .bind(prefix)
-        .fetch_optional(pool)
+        .fetch_optional(db.pool())
         .await?)
 }
 
-pub async fn get(pool: &Pool, id: i64) -> AppResult<KeyRow> {
+pub async fn get(db: &Db, id: i64) -> AppResult<KeyRow> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(db.pool())
         .await?
         .ok_or_else(|| AppError::not_found("key", id))
 }
 
-pub async fn list(pool: &Pool, page: PageRequest) -> AppResult<Page<KeyRow>> {
+pub async fn list(db: &Db, page: PageRequest) -> AppResult<Page<KeyRow>> {
     let rows: Vec<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id > ? ORDER BY id LIMIT ?")))
         .bind(page.after)
         .bind(page.fetch_limit())
-        .fetch_all(pool)
+        .fetch_all(db.pool())
         .await?;
     Ok(page.finish(rows, |row| row.id))
 }
 
 /// Every key, in id order (the CLI's list and the staff page).
-pub async fn list_all(pool: &Pool) -> AppResult<Vec<KeyRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} ORDER BY id"))).fetch_all(pool).await?)
+pub async fn list_all(db: &Db) -> AppResult<Vec<KeyRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} ORDER BY id"))).fetch_all(db.pool()).await?)
 }
 
 /// Revokes a key (idempotent: a revoked key keeps its first revocation time) and ends
 /// its browser sessions. The last active admin key is never revoked (409
 /// `last_admin_key`): the staff would be locked out of the console and the API's admin
 /// operations, with only the CLI on the server's machine to let them back in.
-pub async fn revoke(pool: &Pool, now: i64, id: i64) -> AppResult<KeyRow> {
-    let mut tx = crate::db::begin_write(pool).await?;
+pub async fn revoke(db: &Db, now: i64, id: i64) -> AppResult<KeyRow> {
+    let mut tx = db.begin_write().await?;
     let found: Option<(Role, Option<i64>)> = sqlx::query_as("SELECT role, revoked_at FROM api_keys WHERE id = ?")
         .bind(id)
         .fetch_optional(&mut *tx)
@@ -217,11 +217,11 @@ pub async fn revoke(pool: &Pool, now: i64, id: i64) -> AppResult<KeyRow> {
         .await?;
     sqlx::query("DELETE FROM sessions WHERE key_id = ?").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
-    get(pool, id).await
+    get(db, id).await
 }
 
-pub async fn count(pool: &Pool) -> AppResult<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM api_keys").fetch_one(pool).await?)
+pub async fn count(db: &Db) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM api_keys").fetch_one(db.pool()).await?)
 }
 
 #[cfg(test)]

@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
-use crate::db::Pool;
+use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::Limits;
 use crate::services::clock::Clock;
 
 const MINUTE: i64 = 60;
-const DAY: i64 = 86_400;
+pub const DAY: i64 = 86_400;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BanPolicy {
@@ -127,7 +127,7 @@ impl RateLimiter {
     }
 
     /// Loads the counters a previous run left (today's usage and running bans).
-    pub async fn load(clock: Clock, bans: BanPolicy, pool: &Pool) -> AppResult<RateLimiter> {
+    pub async fn load(clock: Clock, bans: BanPolicy, db: &Db) -> AppResult<RateLimiter> {
         let limiter = RateLimiter::new(clock, bans);
         let now = limiter.clock.now();
         let rows: Vec<(String, i64, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
@@ -136,7 +136,7 @@ impl RateLimiter {
         )
         .bind(now)
         .bind(now)
-        .fetch_all(pool)
+        .fetch_all(db.pool())
         .await?;
         for (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) in rows
         {
@@ -228,7 +228,7 @@ impl RateLimiter {
     }
 
     /// Writes the counters changed since the last flush, in one transaction.
-    pub async fn flush(&self, pool: &Pool) -> AppResult<usize> {
+    pub async fn flush(&self, db: &Db) -> AppResult<usize> {
         let _one_at_a_time = self.flushing.lock().await;
         let mut rows = Vec::new();
         for mut entry in self.usage.iter_mut() {
@@ -240,7 +240,7 @@ impl RateLimiter {
         if rows.is_empty() {
             return Ok(0);
         }
-        let written = self.write(pool, &rows).await;
+        let written = self.write(db, &rows).await;
         if written.is_err() {
             // Try these again next time.
             for (subject, _) in &rows {
@@ -252,10 +252,10 @@ impl RateLimiter {
         written.map(|()| rows.len())
     }
 
-    async fn write(&self, pool: &Pool, rows: &[(String, Usage)]) -> AppResult<()> {
+    async fn write(&self, db: &Db, rows: &[(String, Usage)]) -> AppResult<()> {
         // The counters are no catalog data: saving them must not empty the read caches
         // every second.
-        let mut tx = crate::db::begin_write_outside_catalog(pool).await?;
+        let mut tx = db.begin_write_outside_catalog().await?;
         for (subject, u) in rows {
             sqlx::query(
                 "INSERT INTO rate_limit_usage
@@ -291,13 +291,13 @@ impl RateLimiter {
 
     /// Flushes every second until the process ends. On shutdown, call `flush` once more
     /// (it waits for a running flush) before stopping this task.
-    pub fn spawn_flusher(self: Arc<Self>, pool: Pool) -> tokio::task::JoinHandle<()> {
+    pub fn spawn_flusher(self: Arc<Self>, db: Db) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             let mut ticks: u64 = 0;
             loop {
                 tick.tick().await;
-                if let Err(err) = self.flush(&pool).await {
+                if let Err(err) = self.flush(&db).await {
                     tracing::warn!(error = %err, "writing rate-limit counters failed; retrying next second");
                 }
                 ticks += 1;

@@ -14,6 +14,7 @@ pub mod limits;
 pub mod orders;
 pub mod paging;
 pub mod pets;
+pub mod retention;
 pub mod rules;
 pub mod sessions;
 pub mod traffic;
@@ -25,7 +26,7 @@ use std::sync::Arc;
 /// functions and pages): the same handles its REST handlers use.
 #[derive(Clone)]
 pub struct Services {
-    pub pool: crate::db::Pool,
+    pub db: crate::db::Db,
     pub clock: clock::Clock,
     pub access: access::Access,
     /// The last hour's API requests, for the staff dashboard.

@@ -7,7 +7,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::db::{Pool, begin_write, write};
+use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
     Caller, Cancellation, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState, OrderView, Page,
@@ -86,7 +86,7 @@ fn check_idempotency_key(key: &str) -> AppResult<()> {
 /// key within 24 hours gets the first answer (success or refusal) and changes nothing;
 /// the same idempotency key with another request is 409 `idempotency_key_reused`.
 pub async fn place(
-    pool: &Pool,
+    db: &Db,
     now: i64,
     caller: Caller,
     new: NewOrder,
@@ -104,7 +104,7 @@ pub async fn place(
 
     // Orders are the hot write: they share transactions in the database's queue.
     let key = idempotency_key.map(str::to_owned);
-    let (outcome, placed_now) = write(pool, move |conn| {
+    let (outcome, placed_now) = db.write(move |conn| {
         Box::pin(async move { place_recorded(conn, now, caller, &new, key.as_deref(), request_hash).await })
     })
     .await?;
@@ -179,9 +179,9 @@ async fn place_recorded(
 }
 
 /// How many orders are open (neither complete nor cancelled), for the metrics.
-pub async fn count_open(pool: &Pool) -> AppResult<i64> {
+pub async fn count_open(db: &Db) -> AppResult<i64> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE complete = 0 AND cancelled_at IS NULL")
-        .fetch_one(pool)
+        .fetch_one(db.pool())
         .await?)
 }
 
@@ -242,13 +242,13 @@ async fn visible(conn: &mut SqliteConnection, caller: Caller, id: i64, cancelled
         .ok_or_else(|| AppError::not_found("order", id))
 }
 
-pub async fn get(pool: &Pool, caller: Caller, id: i64) -> AppResult<Order> {
-    let mut conn = pool.acquire().await?;
+pub async fn get(db: &Db, caller: Caller, id: i64) -> AppResult<Order> {
+    let mut conn = db.pool().acquire().await?;
     Ok(visible(&mut conn, caller, id, false).await?.to_api())
 }
 
 /// A customer's own orders, or everyone's for an admin; newest last (by id).
-pub async fn list(pool: &Pool, caller: Caller, filter: &OrderFilter, page: PageRequest) -> AppResult<Page<Order>> {
+pub async fn list(db: &Db, caller: Caller, filter: &OrderFilter, page: PageRequest) -> AppResult<Page<Order>> {
     let mut sql = QueryBuilder::<Sqlite>::new(COLUMNS);
     sql.push(" WHERE cancelled_at IS NULL AND id > ").push_bind(page.after);
     if caller.role != Role::Admin {
@@ -261,7 +261,7 @@ pub async fn list(pool: &Pool, caller: Caller, filter: &OrderFilter, page: PageR
         sql.push(" AND pet_id = ").push_bind(pet_id);
     }
     sql.push(" ORDER BY id LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<OrderRow> = sql.build_query_as().fetch_all(pool).await?;
+    let rows: Vec<OrderRow> = sql.build_query_as().fetch_all(db.pool()).await?;
     let page = page.finish(rows, |row| row.id);
     Ok(Page { items: page.items.iter().map(OrderRow::to_api).collect(), next_cursor: page.next_cursor })
 }
@@ -269,8 +269,8 @@ pub async fn list(pool: &Pool, caller: Caller, filter: &OrderFilter, page: PageR
 /// "cancel open order": its units go back to stock. An order cancelled before is
 /// answered as it is (`already`), changing nothing; the REST API calls that a 404,
 /// since cancelled orders are gone from it, and the storefront says so in words.
-pub async fn cancel(pool: &Pool, now: i64, caller: Caller, id: i64) -> AppResult<Cancellation> {
-    let mut tx = begin_write(pool).await?;
+pub async fn cancel(db: &Db, now: i64, caller: Caller, id: i64) -> AppResult<Cancellation> {
+    let mut tx = db.begin_write().await?;
     let order = visible(&mut tx, caller, id, true).await?;
     let pet_name = pet_name(&mut tx, order.pet_id).await?;
     if order.cancelled_at.is_some() {
@@ -298,7 +298,7 @@ async fn pet_name(conn: &mut SqliteConnection, pet_id: i64) -> AppResult<Option<
 /// newest first, cancelled ones included, each with its pet's name; one page at a
 /// time, `page.after` (when not 0) being the last (oldest) order of the page before.
 pub async fn history(
-    pool: &Pool,
+    db: &Db,
     caller: Caller,
     filter: &OrderHistoryFilter,
     page: PageRequest,
@@ -336,7 +336,7 @@ pub async fn history(
         sql.push(" AND instr(p.name_key, ").push_bind(validate::fold(pet)).push(") > 0");
     }
     sql.push(" ORDER BY o.id DESC LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<Listed> = sql.build_query_as().fetch_all(pool).await?;
+    let rows: Vec<Listed> = sql.build_query_as().fetch_all(db.pool()).await?;
     let page = page.finish(rows, |row| row.order.id);
     Ok(Page {
         items: page.items.into_iter().map(|row| row.order.to_view(row.pet_name)).collect(),
@@ -346,12 +346,12 @@ pub async fn history(
 
 /// "complete order" (admin): marks it complete with its ship date; a pet with no stock
 /// and no other open order is then sold.
-pub async fn complete(pool: &Pool, now: i64, caller: Caller, id: i64, completion: OrderCompletion) -> AppResult<Order> {
+pub async fn complete(db: &Db, now: i64, caller: Caller, id: i64, completion: OrderCompletion) -> AppResult<Order> {
     if !completion.complete {
         return Err(AppError::validation("complete", "must be true: completing is the only change an order takes"));
     }
     let given_ship_date = completion.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
-    let mut tx = begin_write(pool).await?;
+    let mut tx = db.begin_write().await?;
     let order = visible(&mut tx, caller, id, false).await?;
     if order.complete {
         return Err(AppError::conflict(ErrorCode::OrderCompleted, format!("order {id} is already completed")));

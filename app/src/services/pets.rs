@@ -1,14 +1,11 @@
 //! Pets: creation with their initial stock, replacement under the status rules,
 //! listing with filters and keyset paging.
 
-use std::sync::LazyLock;
-
 use sqlx::{QueryBuilder, Sqlite};
 
-use crate::db::{Pool, begin_write};
+use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{NewPet, Page, Pet, PetCard, PetFilter, PetStatus};
-use crate::services::cache::ReadCache;
 use crate::services::paging::PageRequest;
 use crate::services::rules;
 use crate::services::{categories, inventory, validate};
@@ -18,19 +15,15 @@ const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS catego
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
 
-/// Pets by id and pages of pets, as read last (see `cache` for when an entry is served).
-/// A page of 100 cards is about 10 KB, so the pages' cache stays under about 10 MB.
-static CARDS: LazyLock<ReadCache<i64, PetCard>> = LazyLock::new(|| ReadCache::new(10_000));
-static PAGES: LazyLock<ReadCache<(PetFilter, PageRequest), Page<PetCard>>> = LazyLock::new(|| ReadCache::new(1_000));
-
-/// One page of pets with their category name and stock (what the catalog shows).
-pub async fn list_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
+/// One page of pets with their category name and stock (what the catalog shows;
+/// cached, see `cache`).
+pub async fn list_cards(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
     // The search text as it is compared, so that "Rex" and "rex" share an entry.
     let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
-    PAGES.get_or_read(pool, (key, page), || read_cards(pool, filter, page)).await
+    db.caches().pages.get_or_read(db, (key, page), || read_cards(db, filter, page)).await
 }
 
-async fn read_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
+async fn read_cards(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
     let mut sql = QueryBuilder::<Sqlite>::new(CARD_COLUMNS);
     sql.push(" WHERE p.id > ").push_bind(page.after);
     if let Some(status) = filter.status {
@@ -51,38 +44,38 @@ async fn read_cards(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppRe
         sql.push(")");
     }
     sql.push(" ORDER BY p.id LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<PetCard> = sql.build_query_as().fetch_all(pool).await?;
+    let rows: Vec<PetCard> = sql.build_query_as().fetch_all(db.pool()).await?;
     Ok(page.finish(rows, |card| card.id))
 }
 
 /// The spec's `Pets` listing: the same query, each row cut down to a `Pet`.
-pub async fn list(pool: &Pool, filter: &PetFilter, page: PageRequest) -> AppResult<Page<Pet>> {
-    let cards = list_cards(pool, filter, page).await?;
+pub async fn list(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<Pet>> {
+    let cards = list_cards(db, filter, page).await?;
     Ok(Page { items: cards.items.into_iter().map(Pet::from).collect(), next_cursor: cards.next_cursor })
 }
 
-pub async fn card(pool: &Pool, id: i64) -> AppResult<PetCard> {
+pub async fn card(db: &Db, id: i64) -> AppResult<PetCard> {
     let read = || async move {
         sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
             .bind(id)
-            .fetch_optional(pool)
+            .fetch_optional(db.pool())
             .await?
             .ok_or_else(|| AppError::not_found("pet", id))
     };
-    CARDS.get_or_read(pool, id, read).await
+    db.caches().cards.get_or_read(db, id, read).await
 }
 
-pub async fn get(pool: &Pool, id: i64) -> AppResult<Pet> {
-    card(pool, id).await.map(Pet::from)
+pub async fn get(db: &Db, id: i64) -> AppResult<Pet> {
+    card(db, id).await.map(Pet::from)
 }
 
 /// Creates the pet and its inventory row together; stock starts at 1 when available.
-pub async fn create(pool: &Pool, new: NewPet) -> AppResult<Pet> {
+pub async fn create(db: &Db, new: NewPet) -> AppResult<Pet> {
     let name = validate::name("name", &new.name)?;
     let category_id = validate::id("categoryId", new.category_id)?;
     let status = new.status.unwrap_or(PetStatus::Available);
 
-    let mut tx = begin_write(pool).await?;
+    let mut tx = db.begin_write().await?;
     if !categories::exists(&mut tx, category_id).await? {
         return Err(missing_category(category_id));
     }
@@ -105,11 +98,11 @@ pub async fn create(pool: &Pool, new: NewPet) -> AppResult<Pet> {
 
 /// PUT: replaces name and category; a given status goes through the admin status
 /// rules (an omitted one is left as it is).
-pub async fn replace(pool: &Pool, id: i64, new: NewPet) -> AppResult<Pet> {
+pub async fn replace(db: &Db, id: i64, new: NewPet) -> AppResult<Pet> {
     let name = validate::name("name", &new.name)?;
     let category_id = validate::id("categoryId", new.category_id)?;
 
-    let mut tx = begin_write(pool).await?;
+    let mut tx = db.begin_write().await?;
     let current = inventory::state_for_update(&mut tx, id).await?;
     if !categories::exists(&mut tx, category_id).await? {
         return Err(missing_category(category_id));
@@ -133,8 +126,8 @@ pub async fn replace(pool: &Pool, id: i64, new: NewPet) -> AppResult<Pet> {
     Ok(Pet { id, name: name.text, category_id, status: next.status })
 }
 
-pub async fn delete(pool: &Pool, id: i64) -> AppResult<()> {
-    let mut tx = begin_write(pool).await?;
+pub async fn delete(db: &Db, id: i64) -> AppResult<()> {
+    let mut tx = db.begin_write().await?;
     // Reading the state first gives the 404 for a missing pet.
     let _ = inventory::state_for_update(&mut tx, id).await?;
     let open = inventory::open_order_count(&mut tx, id).await?;

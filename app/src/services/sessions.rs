@@ -2,7 +2,7 @@
 //! an HttpOnly cookie; only the token's hash is stored. The key itself never reaches
 //! browser storage.
 
-use crate::db::{Pool, write};
+use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::Caller;
 use crate::services::keys::{self, KeyRow};
@@ -16,11 +16,11 @@ pub const SESSIONS_PER_KEY: i64 = 10;
 /// token. `replacing` is the browser's current session, if it had one: it ends in the
 /// same transaction, so signing in again leaves one session per browser. Beyond
 /// [`SESSIONS_PER_KEY`] live sessions the oldest of the key's end.
-pub async fn start(pool: &Pool, now: i64, key_id: i64, replacing: Option<&str>) -> AppResult<String> {
+pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> AppResult<String> {
     let token = keys::random_token::<32>()?;
     let token_hash = keys::hash(&token);
     let replaced = replacing.map(keys::hash);
-    write(pool, move |conn| {
+    db.write(move |conn| {
         Box::pin(async move {
             if let Some(replaced) = replaced {
                 sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
@@ -54,7 +54,7 @@ pub async fn start(pool: &Pool, now: i64, key_id: i64, replacing: Option<&str>) 
 }
 
 /// The caller behind a session token, if the session is live and its key not revoked.
-pub async fn caller(pool: &Pool, now: i64, token: &str) -> AppResult<Option<Caller>> {
+pub async fn caller(db: &Db, now: i64, token: &str) -> AppResult<Option<Caller>> {
     let row: Option<KeyRow> = sqlx::query_as(
         "SELECT k.id, k.prefix, k.key_hash, k.name, k.role, k.plan, k.per_minute, k.per_day, k.created_at, k.revoked_at
          FROM sessions s JOIN api_keys k ON k.id = s.key_id
@@ -62,14 +62,14 @@ pub async fn caller(pool: &Pool, now: i64, token: &str) -> AppResult<Option<Call
     )
     .bind(keys::hash(token).as_slice())
     .bind(now)
-    .fetch_optional(pool)
+    .fetch_optional(db.pool())
     .await?;
     Ok(row.map(|row| row.caller()))
 }
 
-pub async fn end(pool: &Pool, token: &str) -> AppResult<()> {
+pub async fn end(db: &Db, token: &str) -> AppResult<()> {
     let token_hash = keys::hash(token);
-    write(pool, move |conn| {
+    db.write(move |conn| {
         Box::pin(async move {
             sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
                 .bind(token_hash.as_slice())

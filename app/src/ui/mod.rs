@@ -236,3 +236,19 @@ mod tests {
         assert_eq!(page_of("http://shop.example//evil.example/"), None);
     }
 }
+
+/// The query parameters each page reads, by path. A kept page (the server's page
+/// cache) is found by these alone, so a request with any other parameter is rendered
+/// for itself and never kept: made-up query strings cannot fill the cache. (The
+/// header's sign-in link carries the whole query, which is why such a request is not
+/// simply served the page without it.) Keep in step with the pages' `use_query_map`.
+pub fn query_parameters(path: &str) -> &'static [&'static str] {
+    match path {
+        "/" => &["status", "category", "q", "cursor"],
+        "/sign-in" | "/sign-up" => &["next"],
+        "/orders" | "/admin/orders" => &["state", "pet", "cursor"],
+        "/admin/pets" => &["q", "cursor"],
+        "/admin/inventory" => &["cursor"],
+        _ => &[],
+    }
+}

@@ -30,7 +30,7 @@ pub async fn list_categories(
     Query(query): Query<PageQuery>,
 ) -> AppResult<Response> {
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
-    Ok(paged(&uri, categories::list(&state.pool, page).await?))
+    Ok(paged(&uri, categories::list(&state.db, page).await?))
 }
 
 /// Create a category
@@ -48,7 +48,7 @@ pub async fn create_category(
     State(state): State<AppState>,
     Json(new): Json<NewCategory>,
 ) -> AppResult<impl IntoResponse> {
-    let category = categories::create(&state.pool, new).await?;
+    let category = categories::create(&state.db, new).await?;
     Ok((StatusCode::CREATED, location(format!("/categories/{}", category.id)), axum::Json(category)))
 }
 
@@ -62,7 +62,7 @@ pub async fn create_category(
         AuthErrors,
     ))]
 pub async fn get_category(_: Customer, State(state): State<AppState>, Id(id): Id) -> AppResult<axum::Json<Category>> {
-    categories::get(&state.pool, id).await.map(axum::Json)
+    categories::get(&state.db, id).await.map(axum::Json)
 }
 
 /// Replace a category
@@ -84,7 +84,7 @@ pub async fn replace_category(
     Id(id): Id,
     Json(new): Json<NewCategory>,
 ) -> AppResult<axum::Json<Category>> {
-    categories::replace(&state.pool, id, new).await.map(axum::Json)
+    categories::replace(&state.db, id, new).await.map(axum::Json)
 }
 
 /// Delete a category
@@ -100,6 +100,6 @@ pub async fn replace_category(
         AuthErrors,
     ))]
 pub async fn delete_category(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
-    categories::delete(&state.pool, id).await?;
+    categories::delete(&state.db, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

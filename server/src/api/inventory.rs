@@ -29,7 +29,7 @@ pub async fn list_inventory(
     Query(query): Query<PageQuery>,
 ) -> AppResult<Response> {
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
-    Ok(paged(&uri, inventory::list(&state.pool, page).await?))
+    Ok(paged(&uri, inventory::list(&state.db, page).await?))
 }
 
 /// Find a pet's stock
@@ -46,7 +46,7 @@ pub async fn get_inventory(
     State(state): State<AppState>,
     Id(id): Id,
 ) -> AppResult<axum::Json<InventoryItem>> {
-    inventory::get(&state.pool, id).await.map(axum::Json)
+    inventory::get(&state.db, id).await.map(axum::Json)
 }
 
 /// Set a pet's stock
@@ -68,5 +68,5 @@ pub async fn set_inventory(
     Id(id): Id,
     Json(update): Json<InventoryUpdate>,
 ) -> AppResult<axum::Json<InventoryItem>> {
-    inventory::set(&state.pool, id, update).await.map(axum::Json)
+    inventory::set(&state.db, id, update).await.map(axum::Json)
 }

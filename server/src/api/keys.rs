@@ -63,11 +63,11 @@ async fn create(
         if !has_body {
             return Err(AppError::new(ErrorCode::ValidationFailed, "missing field `name`, `role` and `plan`"));
         }
-        return keys::create(&state.pool, now, parse_json::<NewApiKey>(body)?).await;
+        return keys::create(&state.db, now, parse_json::<NewApiKey>(body)?).await;
     }
     let request = if has_body { parse_json::<SignUp>(body)? } else { SignUp::default() };
     let client = state.access.client(extensions, headers);
-    keys::sign_up(&state.pool, &state.access.limiter, now, client, request).await
+    keys::sign_up(&state.db, &state.access.limiter, now, client, request).await
 }
 
 /// List keys (admin)
@@ -86,7 +86,7 @@ pub async fn list_keys(
     Query(query): Query<PageQuery>,
 ) -> AppResult<Response> {
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
-    let rows = keys::list(&state.pool, page).await?;
+    let rows = keys::list(&state.db, page).await?;
     let page = app::model::Page {
         items: rows.items.iter().map(|row| row.to_api()).collect::<Vec<_>>(),
         next_cursor: rows.next_cursor,

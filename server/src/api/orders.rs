@@ -63,7 +63,7 @@ pub async fn place_order(
                 .map_err(|_| AppError::new(ErrorCode::BadRequest, "Idempotency-Key must be visible ASCII"))?,
         ),
     };
-    let order = orders::place(&state.pool, state.clock.now(), caller, new, idempotency_key).await?;
+    let order = orders::place(&state.db, state.clock.now(), caller, new, idempotency_key).await?;
     Ok((StatusCode::CREATED, location(format!("/store/orders/{}", order.id)), axum::Json(order)).into_response())
 }
 
@@ -87,7 +87,7 @@ pub async fn list_orders(
 ) -> AppResult<Response> {
     let filter = validate::order_filter(query.complete.as_deref(), query.pet_id.as_deref())?;
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
-    Ok(paged(&uri, orders::list(&state.pool, caller, &filter, page).await?))
+    Ok(paged(&uri, orders::list(&state.db, caller, &filter, page).await?))
 }
 
 /// Find an order
@@ -106,7 +106,7 @@ pub async fn get_order(
     State(state): State<AppState>,
     Id(id): Id,
 ) -> AppResult<axum::Json<Order>> {
-    orders::get(&state.pool, caller, id).await.map(axum::Json)
+    orders::get(&state.db, caller, id).await.map(axum::Json)
 }
 
 /// Complete an order (admin)
@@ -129,7 +129,7 @@ pub async fn complete_order(
     Id(id): Id,
     Json(completion): Json<OrderCompletion>,
 ) -> AppResult<axum::Json<Order>> {
-    orders::complete(&state.pool, state.clock.now(), caller, id, completion).await.map(axum::Json)
+    orders::complete(&state.db, state.clock.now(), caller, id, completion).await.map(axum::Json)
 }
 
 /// Cancel an order
@@ -150,7 +150,7 @@ pub async fn cancel_order(
     State(state): State<AppState>,
     Id(id): Id,
 ) -> AppResult<StatusCode> {
-    let cancellation = orders::cancel(&state.pool, state.clock.now(), caller, id).await?;
+    let cancellation = orders::cancel(&state.db, state.clock.now(), caller, id).await?;
     if cancellation.already {
         // Cancelled orders are gone from the API.
         return Err(AppError::not_found("order", id));

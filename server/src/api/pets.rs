@@ -67,7 +67,7 @@ pub async fn list_pets(
         query.ids.as_deref(),
     )?;
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
-    Ok(paged(&uri, pets::list(&state.pool, &filter, page).await?))
+    Ok(paged(&uri, pets::list(&state.db, &filter, page).await?))
 }
 
 /// Create a pet
@@ -87,7 +87,7 @@ pub async fn create_pet(
     State(state): State<AppState>,
     Json(new): Json<NewPet>,
 ) -> AppResult<impl IntoResponse> {
-    let pet = pets::create(&state.pool, new).await?;
+    let pet = pets::create(&state.db, new).await?;
     Ok((StatusCode::CREATED, location(format!("/pets/{}", pet.id)), axum::Json(pet)))
 }
 
@@ -122,7 +122,7 @@ pub async fn get_pet(
             format!("GET /pets/{{petId}} was retired; use GET {}/pets?ids={id}", super::BASE),
         )
         .into_response(),
-        (Ok(_), Ok(Id(id))) => pets::get(&state.pool, id).await.map(axum::Json).into_response(),
+        (Ok(_), Ok(Id(id))) => pets::get(&state.db, id).await.map(axum::Json).into_response(),
     };
     // Deprecation headers go on every response of this operation, 401s and 400s included.
     state.deprecation.add_to(response.headers_mut(), pet_id);
@@ -150,7 +150,7 @@ pub async fn replace_pet(
     Id(id): Id,
     Json(new): Json<NewPet>,
 ) -> AppResult<axum::Json<Pet>> {
-    pets::replace(&state.pool, id, new).await.map(axum::Json)
+    pets::replace(&state.db, id, new).await.map(axum::Json)
 }
 
 /// Delete a pet
@@ -166,7 +166,7 @@ pub async fn replace_pet(
         AuthErrors,
     ))]
 pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
-    pets::delete(&state.pool, id).await?;
+    pets::delete(&state.db, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -18,7 +18,7 @@ pub async fn healthz() -> Json<Value> {
 }
 
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
-    match tokio::time::timeout(READY_TIMEOUT, app::db::ping(&state.pool)).await {
+    match tokio::time::timeout(READY_TIMEOUT, state.db.ping()).await {
         Ok(Ok(_)) => Ok(Json(json!({ "status": "ready" }))),
         Ok(Err(err)) => {
             tracing::warn!(error = %err, "readiness probe failed");

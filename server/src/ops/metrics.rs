@@ -50,6 +50,10 @@ fn describe() {
     metrics::describe_counter!("petstore_rate_limited_total", "Requests refused with 429, by error code");
     metrics::describe_counter!("petstore_bans_total", "Temporary bans started");
     metrics::describe_counter!("petstore_orders_placed_total", "Orders placed (idempotent replays not counted)");
+    metrics::describe_gauge!("petstore_db_pool_connections", "Database connections of this server, by state (idle, in_use)");
+    metrics::describe_gauge!("petstore_db_pool_max_connections", "Most database connections this server opens");
+    metrics::describe_gauge!("petstore_banned_subjects", "Keys, addresses and networks banned right now");
+    metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");
 }
 
 /// Histograms keep raw samples until they are drained; drain them even if nobody scrapes.
@@ -165,13 +169,13 @@ pub async fn render(State(state): State<AppState>, request: Request) -> Response
 
 /// What other parts already know, read when scraped.
 async fn record_gauges(state: &AppState) {
-    let size = state.pool.size();
-    let idle = u32::try_from(state.pool.num_idle()).unwrap_or(u32::MAX);
+    let size = state.db.pool().size();
+    let idle = u32::try_from(state.db.pool().num_idle()).unwrap_or(u32::MAX);
     metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));
     metrics::gauge!("petstore_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
-    metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.pool.options().get_max_connections()));
+    metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.db.pool().options().get_max_connections()));
     metrics::gauge!("petstore_banned_subjects").set(state.access.limiter.banned_now() as f64);
-    if let Ok(open) = app::services::orders::count_open(&state.pool).await {
+    if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);
     }
 }

@@ -23,7 +23,7 @@ use tower::ServiceExt;
 
 pub struct TestApp {
     pub router: server::ops::App,
-    pub pool: app::db::Pool,
+    pub db: app::db::Db,
     pub state: AppState,
     /// An admin key with limits high enough never to get in a test's way.
     pub admin: String,
@@ -72,12 +72,12 @@ impl TestApp {
     /// The app over the database in `dir` (a restart when that database has data).
     pub async fn open(dir: tempfile::TempDir, config: Config, now: Arc<AtomicI64>) -> TestApp {
         let url = format!("sqlite://{}", dir.path().join("test.db").display());
-        let pool = app::db::connect(&url).await.expect("the database opens");
+        let db = app::db::Db::connect(&url).await.expect("the database opens");
         let clock = Clock::manual(now.clone());
-        let state = AppState::new(pool.clone(), Config { database_url: url, ..config }, clock).await.unwrap();
+        let state = AppState::new(db.clone(), Config { database_url: url, ..config }, clock).await.unwrap();
         let options = LeptosOptions::builder().output_name("petstore").build();
         let admin = match sqlx::query_scalar::<_, String>("SELECT name FROM api_keys WHERE name = 'test admin'")
-            .fetch_optional(&pool)
+            .fetch_optional(db.pool())
             .await
             .unwrap()
         {
@@ -85,12 +85,12 @@ impl TestApp {
             None => {
                 let limits = Some(Limits { per_minute: 1_000_000, per_day: 1_000_000 });
                 let new = NewApiKey { name: "test admin".into(), role: Role::Admin, plan: Plan::Enterprise, limits };
-                let key = keys::create(&pool, T0, new).await.unwrap().key;
+                let key = keys::create(&db, T0, new).await.unwrap().key;
                 std::fs::write(dir.path().join("admin.key"), &key).unwrap();
                 key
             }
         };
-        TestApp { router: server::app(state.clone(), options), pool, state, admin, now, dir }
+        TestApp { router: server::app(state.clone(), options), db, state, admin, now, dir }
     }
 
     pub fn set_time(&self, unix: i64) {
@@ -100,14 +100,14 @@ impl TestApp {
     /// A new key of this role and plan (through the service, as the CLI does).
     pub async fn key(&self, role: Role, plan: Plan, limits: Option<Limits>) -> (i64, String) {
         let new = NewApiKey { name: format!("{} key", role.as_str()), role, plan, limits };
-        let created = keys::create(&self.pool, T0, new).await.unwrap();
+        let created = keys::create(&self.db, T0, new).await.unwrap();
         (created.key_info.id, created.key)
     }
 
     /// A browser session for a new key of this role: its id and the `Cookie` header value.
     pub async fn session(&self, role: Role) -> (i64, String) {
         let (id, _) = self.key(role, Plan::Pro, None).await;
-        let token = app::services::sessions::start(&self.pool, T0, id, None).await.unwrap();
+        let token = app::services::sessions::start(&self.db, T0, id, None).await.unwrap();
         (id, format!("{}={token}", self.state.session_cookie.name()))
     }
 
@@ -205,7 +205,7 @@ impl TestApp {
 
     pub async fn count(&self, table: &str) -> i64 {
         sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
-            .fetch_one(&self.pool)
+            .fetch_one(self.db.pool())
             .await
             .unwrap()
     }
