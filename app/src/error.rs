@@ -3,6 +3,8 @@
 //! Services return it, REST handlers turn it into an HTTP response (see `IntoResponse`
 //! below), and server functions carry it to the browser unchanged.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "ssr")]
@@ -94,7 +96,7 @@ impl ErrorCode {
 }
 
 /// The spec's Error object. `status` always equals `code.status()`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error)]
 #[cfg_attr(feature = "ssr", derive(ToSchema), schema(as = Error))]
 #[error("{message}")]
 pub struct AppError {
@@ -102,16 +104,37 @@ pub struct AppError {
     pub message: String,
     /// The HTTP status code of the response that carried this error.
     pub status: u16,
+    /// The request field a `validation_failed` is about, as the client spelled it, for
+    /// the storefront's forms (server functions carry it to the browser). Not part of
+    /// the API's Error object: REST answers leave it out (`IntoResponse` below).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(ignore))]
+    pub field: Option<String>,
     /// Seconds until a refused request may succeed, sent as `Retry-After` (not in the body).
     #[serde(skip)]
     pub retry_after: Option<i64>,
+    /// What failed underneath (a database error, say), kept for the log with its own
+    /// causes; never sent.
+    #[serde(skip)]
+    #[source]
+    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+/// Two errors are the same answer: the cause is not compared.
+impl PartialEq for AppError {
+    fn eq(&self, other: &AppError) -> bool {
+        (self.code, &self.message, self.status, &self.field, self.retry_after)
+            == (other.code, &other.message, other.status, &other.field, other.retry_after)
+    }
+}
+
+impl Eq for AppError {}
 
 pub type AppResult<T> = Result<T, AppError>;
 
 impl AppError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> AppError {
-        AppError { code, message: message.into(), status: code.status(), retry_after: None }
+        AppError { code, message: message.into(), status: code.status(), field: None, retry_after: None, cause: None }
     }
 
     pub fn not_found(what: &str, id: i64) -> AppError {
@@ -120,15 +143,15 @@ impl AppError {
 
     /// A request value broke a rule; `field` names it the way the client spelled it.
     pub fn validation(field: &str, problem: impl std::fmt::Display) -> AppError {
-        AppError::new(ErrorCode::ValidationFailed, format!("{field}: {problem}"))
+        AppError {
+            field: Some(field.to_owned()),
+            ..AppError::new(ErrorCode::ValidationFailed, format!("{field}: {problem}"))
+        }
     }
 
-    /// The field a validation error is about (its message starts with `field: `).
+    /// The field a validation error is about.
     pub fn field(&self) -> Option<&str> {
-        if self.code != ErrorCode::ValidationFailed {
-            return None;
-        }
-        self.message.split_once(": ").map(|(field, _)| field).filter(|f| !f.contains(' '))
+        self.field.as_deref().filter(|_| self.code == ErrorCode::ValidationFailed)
     }
 
     /// A 429 with its `Retry-After`.
@@ -141,12 +164,17 @@ impl AppError {
         AppError::new(code, message)
     }
 
-    /// A failure that is ours, not the client's. The details go to the log, never to
-    /// the client (no SQL, paths or stack traces in a response).
+    /// A failure that is ours, not the client's. The details go to the log (the cause
+    /// and every cause under it), never to the client (no SQL, paths or stack traces
+    /// in a response); the cause stays with the error as its `source`.
     #[cfg(feature = "ssr")]
-    pub fn internal(context: &str, err: impl std::fmt::Display) -> AppError {
-        tracing::error!(error = %err, "{context}");
-        AppError::new(ErrorCode::InternalError, "the server failed to handle this request")
+    pub fn internal(context: &str, cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> AppError {
+        let cause: Arc<dyn std::error::Error + Send + Sync> = Arc::from(cause.into());
+        tracing::error!(error = &*cause as &(dyn std::error::Error + 'static), "{context}");
+        AppError {
+            cause: Some(cause),
+            ..AppError::new(ErrorCode::InternalError, "the server failed to handle this request")
+        }
     }
 }
 
@@ -172,7 +200,10 @@ impl From<sqlx::Error> for AppError {
             // and the client may retry; nothing was written.
             sqlx::Error::Database(db) if sqlite_primary_code(db.as_ref()).is_some_and(|c| c == SQLITE_BUSY || c == SQLITE_LOCKED) => {
                 tracing::warn!(error = %err, "database busy");
-                AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+                AppError {
+                    cause: Some(Arc::new(err)),
+                    ..AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+                }
             }
             sqlx::Error::PoolTimedOut => AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly"),
             _ => AppError::internal("database error", err),
@@ -186,7 +217,9 @@ impl axum::response::IntoResponse for AppError {
         let status =
             axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
         let retry_after = self.retry_after;
-        let mut response = (status, axum::Json(self)).into_response();
+        // The spec's Error object, and nothing else.
+        let body = serde_json::json!({"code": self.code, "message": self.message, "status": self.status});
+        let mut response = (status, axum::Json(body)).into_response();
         if let Some(seconds) = retry_after {
             response
                 .headers_mut()
@@ -224,6 +257,32 @@ mod tests {
         let err = AppError::new(ErrorCode::CategoryInUse, "in use");
         let json = serde_json::to_value(&err).unwrap();
         assert_eq!(json, serde_json::json!({"code": "category_in_use", "message": "in use", "status": 409}));
+    }
+
+    #[test]
+    fn a_validation_error_names_its_field_apart_from_its_message() {
+        let err = AppError::validation("name", "must not be empty: it is blank");
+        assert_eq!(err.field(), Some("name"));
+        assert_eq!(err.message, "name: must not be empty: it is blank");
+        // Carried to the storefront (server functions) with the field, back and forth.
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json["field"], "name");
+        assert_eq!(serde_json::from_value::<AppError>(json).unwrap(), err);
+        // A message that merely looks like "field: problem" names no field.
+        assert_eq!(AppError::new(ErrorCode::ValidationFailed, "limit: too big").field(), None);
+    }
+
+    #[cfg(feature = "ssr")]
+    #[tokio::test]
+    async fn a_rest_answer_is_the_error_object_alone_and_the_cause_stays_for_the_log() {
+        use std::error::Error as _;
+        let io = std::io::Error::other("disk on fire");
+        let err = AppError::internal("saving", io);
+        assert_eq!(err.source().unwrap().to_string(), "disk on fire");
+        let response = axum::response::IntoResponse::into_response(AppError::validation("name", "blank"));
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body, serde_json::json!({"code": "validation_failed", "message": "name: blank", "status": 422}));
     }
 
     #[test]

@@ -57,6 +57,16 @@ impl Reply {
         assert_eq!(self.body.as_object().map(|o| o.len()), Some(3), "only code, message, status: {}", self.text);
         self.body["message"].as_str().expect("a message")
     }
+
+    /// A server function's 422: the Error object and the field it is about, which the
+    /// storefront's forms mark (REST answers carry no `field`: `assert_error`).
+    pub fn assert_field_error(&self, field: &str) -> &str {
+        assert_eq!(self.status.as_u16(), 422, "body: {}", self.text);
+        assert_eq!(self.body["code"], "validation_failed", "body: {}", self.text);
+        assert_eq!(self.body["field"], field, "body: {}", self.text);
+        assert_eq!(self.body.as_object().map(|o| o.len()), Some(4), "code, message, status, field: {}", self.text);
+        self.body["message"].as_str().expect("a message")
+    }
 }
 
 impl TestApp {
