@@ -28,7 +28,7 @@ E2E_ADDR ?= 127.0.0.1:3011
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench bench-auth bench-orders help run test build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -39,7 +39,15 @@ run: build-tools build-release
 	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
 	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
 
-test: test-tools test-rust test-e2e test-api
+test: test-tools lint test-rust test-e2e test-api
+
+# Formatting, and clippy with every warning an error, for the server build (app's
+# `ssr`, every target: tests and benches too) and the browser build (`hydrate`, for
+# wasm32). The lint set is [workspace.lints] in Cargo.toml.
+lint: toolchain
+	cargo fmt --all --check
+	cargo clippy --locked --all-targets -p app -p server --features app/ssr -- -D warnings
+	cargo clippy --locked --target wasm32-unknown-unknown -p frontend -- -D warnings
 
 test-rust: toolchain
 	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
@@ -95,12 +103,15 @@ wasm-bindgen: toolchain
 	  echo "ok: wasm-bindgen $(WASM_BINDGEN_VERSION)"; \
 	else cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
 
-# From npm, never Debian's binaryen 108 (its WASM fails to hydrate in Chromium).
+# From npm, never Debian's binaryen 108 (its WASM fails to hydrate in Chromium). Linked
+# into ~/.cargo/bin, which rustup puts on every shell's PATH, so that `cargo leptos
+# build` and `cargo leptos watch` typed by hand find it as `make` does.
 wasm-opt:
 	@if [ -x "$(TOOLS_DIR)/node_modules/.bin/wasm-opt" ] \
 	   && "$(TOOLS_DIR)/node_modules/.bin/wasm-opt" --version | grep -q "version $(BINARYEN_VERSION)"; then \
 	  echo "ok: wasm-opt $(BINARYEN_VERSION)"; \
 	else mkdir -p "$(TOOLS_DIR)" && npm install --prefix "$(TOOLS_DIR)" --no-audit --no-fund binaryen@$(BINARYEN_VERSION); fi
+	@mkdir -p "$(HOME)/.cargo/bin" && ln -sf "$(TOOLS_DIR)/node_modules/.bin/wasm-opt" "$(HOME)/.cargo/bin/wasm-opt"
 
 python-venv:
 	@if python3 -c 'import venv, ensurepip' 2>/dev/null; then echo "ok: python3 with venv"; \

@@ -44,7 +44,12 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// The HTTP status each code is answered with.
     pub fn status(self) -> u16 {
-        use ErrorCode::*;
+        use ErrorCode::{
+            BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
+            InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed, MissingApiKey, NotFound,
+            OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited, RequestTimeout, Sunset,
+            TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
+        };
         match self {
             BadRequest => 400,
             MissingApiKey | InvalidApiKey => 401,
@@ -65,7 +70,12 @@ impl ErrorCode {
     }
 
     pub fn as_str(self) -> &'static str {
-        use ErrorCode::*;
+        use ErrorCode::{
+            BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
+            InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed, MissingApiKey, NotFound,
+            OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited, RequestTimeout, Sunset,
+            TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
+        };
         match self {
             BadRequest => "bad_request",
             MissingApiKey => "missing_api_key",
@@ -198,7 +208,9 @@ impl From<sqlx::Error> for AppError {
         match &err {
             // A writer that waited its whole busy timeout: the service is overloaded,
             // and the client may retry; nothing was written.
-            sqlx::Error::Database(db) if sqlite_primary_code(db.as_ref()).is_some_and(|c| c == SQLITE_BUSY || c == SQLITE_LOCKED) => {
+            sqlx::Error::Database(db)
+                if sqlite_primary_code(db.as_ref()).is_some_and(|c| c == SQLITE_BUSY || c == SQLITE_LOCKED) =>
+            {
                 tracing::warn!(error = %err, "database busy");
                 AppError {
                     cause: Some(Arc::new(err)),

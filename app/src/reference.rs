@@ -428,15 +428,16 @@ mod build {
             HeadingLevel::H5 => HeadingLevel::H4,
             other => other,
         };
-        let events = pulldown_cmark::Parser::new_ext(&readme[begin..end], pulldown_cmark::Options::ENABLE_TABLES).map(
-            |event| match event {
-                Event::Start(Tag::Heading { level, id, classes, attrs }) => {
-                    Event::Start(Tag::Heading { level: up(level), id, classes, attrs })
+        let events =
+            pulldown_cmark::Parser::new_ext(&readme[begin..end], pulldown_cmark::Options::ENABLE_TABLES).map(|event| {
+                match event {
+                    Event::Start(Tag::Heading { level, id, classes, attrs }) => {
+                        Event::Start(Tag::Heading { level: up(level), id, classes, attrs })
+                    }
+                    Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(up(level))),
+                    other => other,
                 }
-                Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(up(level))),
-                other => other,
-            },
-        );
+            });
         let mut html = String::new();
         pulldown_cmark::html::push_html(&mut html, events);
         html

@@ -184,7 +184,7 @@ async fn run(seed: u64, steps: usize) {
             _ => {
                 let to = PetStatus::ALL[rng.below(3) as usize];
                 let expected = model.admin_status(pet, to);
-                let name = format!("{}", ["A", "B", "C"][pet_ids.iter().position(|p| *p == pet).unwrap()]);
+                let name = ["A", "B", "C"][pet_ids.iter().position(|p| *p == pet).unwrap()].to_owned();
                 let body = NewPet { name, category_id: category.id, status: Some(to) };
                 (format!("admin sets {pet} to {to}"), expected, code(&pets::replace(&pool, pet, body).await))
             }

@@ -2,7 +2,9 @@
 //! hydrates their interactive parts (the `#[island]` components of `app`) once this
 //! has run.
 
-// Linked for its islands, which the island script finds among this module's exports.
+// Linked for its islands, which the island script finds among this module's exports
+// (nothing here names it, hence the allow).
+#[allow(unused_extern_crates)]
 extern crate app;
 
 use leptos::prelude::*;

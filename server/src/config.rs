@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use app::services::access::TrustedProxies;
 use app::services::limits::BanPolicy;
-use ipnet::IpNet;
 use clap::{Args, ValueEnum};
+use ipnet::IpNet;
 use time::{Date, Month, OffsetDateTime};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/petstore.db";

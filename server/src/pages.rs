@@ -85,11 +85,7 @@ impl KeptPage {
 pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: Next) -> Response {
     let nonce = request.extensions().get::<Nonce>().cloned();
     let nonce = match nonce {
-        Some(nonce)
-            if !nonce.is_empty()
-                && request.method() == Method::GET
-                && !cache.personal(request.headers()) =>
-        {
+        Some(nonce) if !nonce.is_empty() && request.method() == Method::GET && !cache.personal(request.headers()) => {
             nonce
         }
         _ => return next.run(request).await,
@@ -128,30 +124,8 @@ fn page_key(uri: &axum::http::Uri) -> Option<String> {
     Some(format!("{path}?{}", serde_urlencoded::to_string(&given).ok()?))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::page_key;
-
-    fn key(uri: &str) -> Option<String> {
-        page_key(&uri.parse().unwrap())
-    }
-
-    #[test]
-    fn pages_are_kept_by_the_parameters_they_read() {
-        assert_eq!(key("/pets/3"), Some("/pets/3".into()));
-        assert_eq!(key("/?q=rex&status=sold"), key("/?status=sold&q=rex"), "one entry, whatever the order");
-        assert_eq!(key("/?status=sold&q=rex").unwrap(), "/?status=sold&q=rex");
-        assert_eq!(key("/?q=a%20b"), key("/?q=a+b"));
-        assert_ne!(key("/?q=rex"), key("/?q=max"));
-        // Made-up parameters are never kept (random query strings cannot fill the cache).
-        assert_eq!(key("/pets/3?x=1"), None);
-        assert_eq!(key("/?utm_source=mail"), None);
-        assert_eq!(key("/?q=a&q=b"), None);
-        assert_eq!(key("/sign-in?next=%2Fpets%2F3").unwrap(), "/sign-in?next=%2Fpets%2F3");
-    }
-}
-
 /// The page to keep, or the response to send as it is.
+#[expect(clippy::result_large_err, reason = "the Err is the response itself, sent at once; boxing it gains nothing")]
 async fn keep(response: Response, nonce: &str) -> Result<Arc<KeptPage>, Response> {
     let html = response
         .headers()
@@ -175,4 +149,27 @@ async fn keep(response: Response, nonce: &str) -> Result<Arc<KeptPage>, Response
     };
     let pieces = text.split(nonce).map(|piece| body.slice_ref(piece.as_bytes())).collect();
     Ok(Arc::new(KeptPage { headers: parts.headers, pieces }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_key;
+
+    fn key(uri: &str) -> Option<String> {
+        page_key(&uri.parse().unwrap())
+    }
+
+    #[test]
+    fn pages_are_kept_by_the_parameters_they_read() {
+        assert_eq!(key("/pets/3"), Some("/pets/3".into()));
+        assert_eq!(key("/?q=rex&status=sold"), key("/?status=sold&q=rex"), "one entry, whatever the order");
+        assert_eq!(key("/?status=sold&q=rex").unwrap(), "/?status=sold&q=rex");
+        assert_eq!(key("/?q=a%20b"), key("/?q=a+b"));
+        assert_ne!(key("/?q=rex"), key("/?q=max"));
+        // Made-up parameters are never kept (random query strings cannot fill the cache).
+        assert_eq!(key("/pets/3?x=1"), None);
+        assert_eq!(key("/?utm_source=mail"), None);
+        assert_eq!(key("/?q=a&q=b"), None);
+        assert_eq!(key("/sign-in?next=%2Fpets%2F3").unwrap(), "/sign-in?next=%2Fpets%2F3");
+    }
 }

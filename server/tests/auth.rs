@@ -129,10 +129,8 @@ async fn admins_create_list_and_revoke_keys_and_revocation_is_immediate() {
 #[tokio::test]
 async fn the_last_active_admin_key_cannot_be_revoked() {
     let app = TestApp::new().await;
-    let admin_id: i64 = sqlx::query_scalar("SELECT id FROM api_keys WHERE name = 'test admin'")
-        .fetch_one(app.db.pool())
-        .await
-        .unwrap();
+    let admin_id: i64 =
+        sqlx::query_scalar("SELECT id FROM api_keys WHERE name = 'test admin'").fetch_one(app.db.pool()).await.unwrap();
     // The only admin key: refused, through the API and the console, and it still works.
     let message = app.delete(&format!("/api/v1/keys/{admin_id}")).await.assert_error(409, "last_admin_key").to_owned();
     assert!(message.contains("last active admin key"), "{message}");

@@ -63,8 +63,10 @@ async fn staff_functions_follow_the_api_rules_and_name_the_bad_field() {
     assert_eq!(created.body.get("description"), None, "an empty description is none");
     call(&app, staff, "staff_save_category", "name=ferrets").await.assert_error(409, "duplicate_name");
 
-    let message =
-        call(&app, staff, "staff_save_pet", "name=Noodle&category_id=").await.assert_field_error("categoryId").to_owned();
+    let message = call(&app, staff, "staff_save_pet", "name=Noodle&category_id=")
+        .await
+        .assert_field_error("categoryId")
+        .to_owned();
     assert!(message.starts_with("categoryId:"), "{message}");
     let message = call(&app, staff, "staff_save_pet", &format!("name=%20&category_id={ferrets}"))
         .await

@@ -199,9 +199,8 @@ async fn every_operation_that_needs_a_key_refuses_a_missing_or_bad_one() {
 async fn the_reference_offers_pickers_and_keeps_heading_levels() {
     let app = TestApp::new().await;
     let reference = app::reference::ApiReference::build(&document(&app).await);
-    let operation = |id: &str| {
-        reference.groups.iter().flat_map(|group| &group.operations).find(|op| op.id == id).cloned().unwrap()
-    };
+    let operation =
+        |id: &str| reference.groups.iter().flat_map(|group| &group.operations).find(|op| op.id == id).cloned().unwrap();
     let values = |id: &str, param: &str| {
         operation(id).params.into_iter().find(|p| p.name == param).map(|p| p.values).unwrap_or_default()
     };

@@ -102,7 +102,8 @@ async fn server_functions_count_against_the_sessions_key() {
     // Rendering a page counts nothing: the key's next request is still allowed.
     app.set_time(common::T0 + 120);
     for _ in 0..5 {
-        let page = app.send(Request::get("/admin/keys").header(header::COOKIE, &cookie).body(Body::empty()).unwrap()).await;
+        let page =
+            app.send(Request::get("/admin/keys").header(header::COOKIE, &cookie).body(Body::empty()).unwrap()).await;
         assert_eq!(page.status, StatusCode::OK);
         assert!(!page.text.contains("Too many requests"), "{}", page.text);
     }
@@ -111,7 +112,11 @@ async fn server_functions_count_against_the_sessions_key() {
 
 #[tokio::test]
 async fn a_banned_address_cannot_sign_up_anywhere_and_a_banned_key_cannot_scrape() {
-    let app = TestApp::with_config(Config { bans: app::services::limits::BanPolicy { after_refusals: 1, seconds: 600 }, ..Config::default() }).await;
+    let app = TestApp::with_config(Config {
+        bans: app::services::limits::BanPolicy { after_refusals: 1, seconds: 600 },
+        ..Config::default()
+    })
+    .await;
     // The address is banned (anonymous requests over its limit, then one more).
     for _ in 0..60 {
         app.request_as(None, Method::GET, "/api/v1/openapi.json", None).await;
@@ -300,7 +305,11 @@ async fn an_error_in_the_address_is_not_shown() {
     assert_eq!(sent.header("location"), Some("/sign-in"), "back to the form, nothing in the address");
     let flash = sent.header("set-cookie").unwrap().split(';').next().unwrap().to_owned();
     let page = app.send(Request::get("/sign-in").header(header::COOKIE, &flash).body(Body::empty()).unwrap()).await;
-    assert!(page.text.contains("That key is not recognised"), "{flash}: {}", page.text.split("<main").nth(1).unwrap_or(""));
+    assert!(
+        page.text.contains("That key is not recognised"),
+        "{flash}: {}",
+        page.text.split("<main").nth(1).unwrap_or("")
+    );
     assert_eq!(page.header("cache-control"), Some("no-store"));
     assert!(page.header("set-cookie").unwrap().contains("Max-Age=0"), "shown once");
 }
@@ -358,7 +367,8 @@ async fn ipv6_clients_share_their_64_and_proxies_are_trusted_only_when_named() {
 
 #[tokio::test]
 async fn over_https_the_session_cookie_is_host_prefixed_and_secure() {
-    let app = TestApp::with_config(Config { public_url: Some("https://shop.example".into()), ..Config::default() }).await;
+    let app =
+        TestApp::with_config(Config { public_url: Some("https://shop.example".into()), ..Config::default() }).await;
     let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
     let signed_in = call_fn(&app, None, "sign_in", &format!("key={key}")).await;
     let set = signed_in.header("set-cookie").unwrap();
@@ -397,7 +407,9 @@ async fn server_functions_check_origin_always_and_take_only_forms() {
     app.send(post("none", "http://evil.test", form)).await.assert_error(403, "forbidden");
     app.send(post("same-origin", "null", form)).await.assert_error(403, "forbidden");
     app.send(post("same-origin", "http://shop.test", "text/plain")).await.assert_error(415, "unsupported_media_type");
-    app.send(post("same-origin", "http://shop.test", "application/json")).await.assert_error(415, "unsupported_media_type");
+    app.send(post("same-origin", "http://shop.test", "application/json"))
+        .await
+        .assert_error(415, "unsupported_media_type");
     let signed_out = app.send(post("same-origin", "http://shop.test", form)).await;
     assert_eq!(signed_out.status, StatusCode::OK, "{}", signed_out.text);
 }

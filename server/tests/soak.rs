@@ -132,24 +132,24 @@ async fn shop(n: usize, http: &Http, key: &str, pets: &[i64], tally: &Mutex<Tall
         let pet = pets[i % pets.len()];
         let answer = http.get("/api/v1/pets?limit=20&status=available", key).await;
         tally.lock().unwrap().see("browse", &answer);
-        let page = if i % 2 == 0 { "/".to_owned() } else { format!("/pets/{pet}") };
+        let page = if i.is_multiple_of(2) { "/".to_owned() } else { format!("/pets/{pet}") };
         let answer = http.send("GET", &page, None, None, &[]).await.map(|(status, _)| (status, json!(null)));
         tally.lock().unwrap().see("pet page", &answer);
         let body = json!({ "petId": pet, "quantity": 1 + i % 2 });
         let answer = http.send("POST", "/api/v1/store/orders", Some(key), Some(&body), &[]).await;
         // Shoppers cancel only orders of even-numbered pets, and staff complete only the
         // others', so no cancel races a completion (which would rightly be a 404 or 409).
-        if let Ok((201, order)) = &answer {
-            if pets.iter().position(|p| *p == pet).is_some_and(|at| at % 2 == 0) {
-                mine.push(order["id"].as_i64().unwrap());
-            }
+        if let Ok((201, order)) = &answer
+            && pets.iter().position(|p| *p == pet).is_some_and(|at| at % 2 == 0)
+        {
+            mine.push(order["id"].as_i64().unwrap());
         }
         tally.lock().unwrap().see("order", &answer);
-        if i % 3 == 0 {
-            if let Some(order) = mine.pop() {
-                let answer = http.send("DELETE", &format!("/api/v1/store/orders/{order}"), Some(key), None, &[]).await;
-                tally.lock().unwrap().see("cancel", &answer);
-            }
+        if i.is_multiple_of(3)
+            && let Some(order) = mine.pop()
+        {
+            let answer = http.send("DELETE", &format!("/api/v1/store/orders/{order}"), Some(key), None, &[]).await;
+            tally.lock().unwrap().see("cancel", &answer);
         }
     }
 }

@@ -40,10 +40,10 @@ async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true)
         .busy_timeout(BUSY_TIMEOUT);
-    if let Some(parent) = options.get_filename().parent() {
-        if !parent.as_os_str().is_empty() {
-            std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
-        }
+    if let Some(parent) = options.get_filename().parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     }
     let pool = SqlitePoolOptions::new()
         .max_connections(8)
@@ -83,12 +83,7 @@ impl Db {
 
     /// A handle over a pool opened elsewhere.
     pub fn over(pool: Pool) -> Db {
-        Db(Arc::new(Inner {
-            pool,
-            generation: AtomicU64::new(0),
-            queue: Mutex::default(),
-            caches: Caches::default(),
-        }))
+        Db(Arc::new(Inner { pool, generation: AtomicU64::new(0), queue: Mutex::default(), caches: Caches::default() }))
     }
 
     /// The SQLite pool, for reads (and for tests and the operator's gauges). Writes go
@@ -134,37 +129,37 @@ pub const CATALOG_WATCH_INTERVAL: Duration = Duration::from_millis(100);
 /// others (another process on the same file), whose changes the read caches then stop
 /// serving within that interval. Ends when the pool is closed.
 impl Db {
-pub async fn watch_catalog(self) {
-    // The version last read; `None` before the first read, and after a failed one.
-    let mut seen: Option<i64> = None;
-    let mut first = true;
-    let mut tick = tokio::time::interval(CATALOG_WATCH_INTERVAL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(self.pool()).await {
-            Ok(version) => {
-                // After a failed read too: what changed meanwhile is unknown.
-                if !first && seen != Some(version) {
+    pub async fn watch_catalog(self) {
+        // The version last read; `None` before the first read, and after a failed one.
+        let mut seen: Option<i64> = None;
+        let mut first = true;
+        let mut tick = tokio::time::interval(CATALOG_WATCH_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(self.pool()).await {
+                Ok(version) => {
+                    // After a failed read too: what changed meanwhile is unknown.
+                    if !first && seen != Some(version) {
+                        self.bump();
+                    }
+                    first = false;
+                    seen = Some(version);
+                }
+                Err(sqlx::Error::PoolClosed) => return,
+                // Unknown whether something changed: assume it did (and again once a read
+                // succeeds).
+                Err(err) => {
+                    if seen.is_some() || first {
+                        tracing::warn!(error = %err, "reading the catalog's version failed; retrying every 100 ms");
+                    }
                     self.bump();
+                    first = false;
+                    seen = None;
                 }
-                first = false;
-                seen = Some(version);
-            }
-            Err(sqlx::Error::PoolClosed) => return,
-            // Unknown whether something changed: assume it did (and again once a read
-            // succeeds).
-            Err(err) => {
-                if seen.is_some() || first {
-                    tracing::warn!(error = %err, "reading the catalog's version failed; retrying every 100 ms");
-                }
-                self.bump();
-                first = false;
-                seen = None;
             }
         }
     }
-}
 }
 
 /// A write transaction. It reads and writes like the connection it runs on; dropping

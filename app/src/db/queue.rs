@@ -54,56 +54,56 @@ pub(super) struct Ran {
 }
 
 impl Db {
-/// Runs `work` in the next shared write transaction and answers once that has
-/// committed. A caller that gives up before its turn (a timeout, a client gone) writes
-/// nothing; one that gives up later leaves the write to finish.
-pub async fn write<T, F>(&self, work: F) -> AppResult<T>
-where
-    T: Send + 'static,
-    F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T> + Send + 'static,
-{
-    let (reply, answer) = oneshot::channel::<AppResult<T>>();
-    let job: Job = Box::new(move |conn| {
-        Box::pin(async move {
-            if reply.is_closed() {
-                return Ran { answer: Box::new(|_| ()), intact: true };
+    /// Runs `work` in the next shared write transaction and answers once that has
+    /// committed. A caller that gives up before its turn (a timeout, a client gone) writes
+    /// nothing; one that gives up later leaves the write to finish.
+    pub async fn write<T, F>(&self, work: F) -> AppResult<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel::<AppResult<T>>();
+        let job: Job = Box::new(move |conn| {
+            Box::pin(async move {
+                if reply.is_closed() {
+                    return Ran { answer: Box::new(|_| ()), intact: true };
+                }
+                let (outcome, intact) = in_savepoint(conn, work).await;
+                Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), intact }
+            })
+        });
+        self.send(Request::Write(job)).await?;
+        answer.await.unwrap_or_else(|_| Err(not_carried_out()))
+    }
+
+    /// Waits for this process's turn to write (see the module's comment).
+    pub(super) async fn turn(&self) -> AppResult<Turn> {
+        let (give, taken) = oneshot::channel();
+        self.send(Request::Turn(give)).await?;
+        taken.await.map_err(|_| not_carried_out())
+    }
+
+    async fn send(&self, request: Request) -> AppResult<()> {
+        let queue = self.queue();
+        queue.send(request).await.map_err(|_| not_carried_out())
+    }
+
+    /// The queue, starting its writer task when there is none (the first write, or after
+    /// the runtime that ran the last one ended, as between tests).
+    fn queue(&self) -> mpsc::Sender<Request> {
+        let mut slot = self.0.queue.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.as_ref() {
+            Some(queue) if !queue.is_closed() => queue.clone(),
+            _ => {
+                let (queue, requests) = mpsc::channel(QUEUE_MAX);
+                // The writer holds the pool, not the handle: a handle dropped everywhere
+                // else ends its queue.
+                tokio::spawn(serve(self.pool().clone(), Arc::downgrade(&self.0), requests));
+                *slot = Some(queue.clone());
+                queue
             }
-            let (outcome, intact) = in_savepoint(conn, work).await;
-            Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), intact }
-        })
-    });
-    self.send(Request::Write(job)).await?;
-    answer.await.unwrap_or_else(|_| Err(not_carried_out()))
-}
-
-/// Waits for this process's turn to write (see the module's comment).
-pub(super) async fn turn(&self) -> AppResult<Turn> {
-    let (give, taken) = oneshot::channel();
-    self.send(Request::Turn(give)).await?;
-    taken.await.map_err(|_| not_carried_out())
-}
-
-async fn send(&self, request: Request) -> AppResult<()> {
-    let queue = self.queue();
-    queue.send(request).await.map_err(|_| not_carried_out())
-}
-
-/// The queue, starting its writer task when there is none (the first write, or after
-/// the runtime that ran the last one ended, as between tests).
-fn queue(&self) -> mpsc::Sender<Request> {
-    let mut slot = self.0.queue.lock().unwrap_or_else(|p| p.into_inner());
-    match slot.as_ref() {
-        Some(queue) if !queue.is_closed() => queue.clone(),
-        _ => {
-            let (queue, requests) = mpsc::channel(QUEUE_MAX);
-            // The writer holds the pool, not the handle: a handle dropped everywhere
-            // else ends its queue.
-            tokio::spawn(serve(self.pool().clone(), Arc::downgrade(&self.0), requests));
-            *slot = Some(queue.clone());
-            queue
         }
     }
-}
 }
 
 /// The writer behind a queue stopped before answering: its transaction failed to begin

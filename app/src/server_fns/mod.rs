@@ -76,7 +76,8 @@ pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey
     let call = call::Call::admit().await?;
     let name = name.filter(|n| !n.trim().is_empty());
     let request = crate::model::SignUp { name };
-    let created = crate::services::keys::sign_up(&call.db, &call.access.limiter, call.now(), call.client, request).await?;
+    let created =
+        crate::services::keys::sign_up(&call.db, &call.access.limiter, call.now(), call.client, request).await?;
     call.start_session(created.key_info.id).await?;
     call.no_store();
     Ok(created)

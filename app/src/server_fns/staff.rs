@@ -177,7 +177,10 @@ pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
     let rows = keys::list_all(&call.db).await?;
     Ok(rows
         .iter()
-        .map(|row| KeyUsage { key: row.to_api(), used_today: call.access.limiter.used_today(&Subject::Key(row.id).id()) })
+        .map(|row| KeyUsage {
+            key: row.to_api(),
+            used_today: call.access.limiter.used_today(&Subject::Key(row.id).id()),
+        })
         .collect())
 }
 

@@ -34,7 +34,7 @@ impl ClientAddr {
     pub fn new(addr: IpAddr) -> ClientAddr {
         match addr.to_canonical() {
             IpAddr::V6(v6) => ClientAddr(IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !(u64::MAX as u128)))),
-            v4 => ClientAddr(v4),
+            v4 @ IpAddr::V4(_) => ClientAddr(v4),
         }
     }
 
@@ -270,7 +270,11 @@ impl Access {
             (Counting::Counted, _) | (_, Subject::FailedAuth(_)) => self.limiter.check(&subject.id(), limits),
             (Counting::BansOnly, _) => self.limiter.peek(&subject.id(), limits),
         };
-        let what = if matches!(subject, Subject::FailedAuth(_)) { "requests with a key that does not work" } else { "requests" };
+        let what = if matches!(subject, Subject::FailedAuth(_)) {
+            "requests with a key that does not work"
+        } else {
+            "requests"
+        };
         let key_id = match subject {
             Subject::Key(id) => Some(id),
             _ => None,
@@ -313,7 +317,8 @@ mod tests {
         let peer = Some(ip("127.0.0.1"));
         assert_eq!(none.client(peer, ["203.0.113.9"].into_iter()).to_string(), "127.0.0.1", "off by default");
 
-        let proxies = TrustedProxies::new(["127.0.0.0/8", "10.0.0.0/8"].map(|n| TrustedProxies::parse_network(n).unwrap()));
+        let proxies =
+            TrustedProxies::new(["127.0.0.0/8", "10.0.0.0/8"].map(|n| TrustedProxies::parse_network(n).unwrap()));
         assert_eq!(proxies.client(peer, ["203.0.113.9"].into_iter()).to_string(), "203.0.113.9");
         // The nearest untrusted hop, whatever the client wrote further left.
         assert_eq!(proxies.client(peer, ["6.6.6.6, 203.0.113.9, 10.1.2.3"].into_iter()).to_string(), "203.0.113.9");

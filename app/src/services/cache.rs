@@ -195,11 +195,7 @@ mod tests {
         let cache = ReadCache::<i64, &str>::new(10);
         assert_eq!(cache.get_or_read(&db, 1, || async { ok("before") }).await.unwrap(), "before");
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
-        assert_eq!(
-            cache.get_or_read(&db, 1, || async { ok("unchanged") }).await.unwrap(),
-            "before",
-            "nothing changed"
-        );
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok("unchanged") }).await.unwrap(), "before", "nothing changed");
 
         // Another process: a connection of its own, outside this process's queue and
         // generation, as the sqlite3 prompt would write.

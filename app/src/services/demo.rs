@@ -35,7 +35,9 @@ const CATALOG: &[(&str, &str, &[(&str, PetStatus, i64)])] = &[
 /// whether it did.
 pub async fn seed_if_empty(db: &Db) -> AppResult<bool> {
     let (categories_n, pets_n): (i64, i64) =
-        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)").fetch_one(db.pool()).await?;
+        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)")
+            .fetch_one(db.pool())
+            .await?;
     if categories_n + pets_n > 0 {
         return Ok(false);
     }

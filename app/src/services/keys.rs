@@ -12,8 +12,8 @@ use subtle::ConstantTimeEq;
 use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
-use crate::services::clock::rfc3339;
 use crate::services::access::{self, ClientAddr, Subject};
+use crate::services::clock::rfc3339;
 use crate::services::limits::RateLimiter;
 use crate::services::paging::PageRequest;
 use crate::services::validate;
@@ -126,25 +126,26 @@ async fn insert(db: &Db, now: i64, name: &str, role: Role, plan: Plan, limits: L
     let prefix = hex(&random_bytes::<5>()?);
     let key = format!("{KEY_TAG}_{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()?));
     let (key_hash, owned_name) = (hash(&key), name.to_owned());
-    let id: i64 = db.write(move |conn| {
-        Box::pin(async move {
-            Ok(sqlx::query_scalar(
-                "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
+    let id: i64 = db
+        .write(move |conn| {
+            Box::pin(async move {
+                Ok(sqlx::query_scalar(
+                    "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            )
-            .bind(&prefix)
-            .bind(key_hash.as_slice())
-            .bind(owned_name)
-            .bind(role)
-            .bind(plan)
-            .bind(i64::from(limits.per_minute))
-            .bind(i64::from(limits.per_day))
-            .bind(now)
-            .fetch_one(&mut *conn)
-            .await?)
+                )
+                .bind(&prefix)
+                .bind(key_hash.as_slice())
+                .bind(owned_name)
+                .bind(role)
+                .bind(plan)
+                .bind(i64::from(limits.per_minute))
+                .bind(i64::from(limits.per_day))
+                .bind(now)
+                .fetch_one(&mut *conn)
+                .await?)
+            })
         })
-    })
-    .await?;
+        .await?;
     let key_info = ApiKey { id, name: name.to_owned(), role, plan, limits, created_at: rfc3339(now), revoked_at: None };
     Ok(CreatedApiKey { key_info, key })
 }
@@ -191,18 +192,15 @@ pub async fn list_all(db: &Db) -> AppResult<Vec<KeyRow>> {
 /// operations, with only the CLI on the server's machine to let them back in.
 pub async fn revoke(db: &Db, now: i64, id: i64) -> AppResult<KeyRow> {
     let mut tx = db.begin_write().await?;
-    let found: Option<(Role, Option<i64>)> = sqlx::query_as("SELECT role, revoked_at FROM api_keys WHERE id = ?")
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let found: Option<(Role, Option<i64>)> =
+        sqlx::query_as("SELECT role, revoked_at FROM api_keys WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
     let Some((role, revoked_at)) = found else { return Err(AppError::not_found("key", id)) };
     if role == Role::Admin && revoked_at.is_none() {
-        let other_admins: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL AND id != ?",
-        )
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let other_admins: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL AND id != ?")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
         if other_admins == 0 {
             return Err(AppError::conflict(
                 ErrorCode::LastAdminKey,

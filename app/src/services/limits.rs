@@ -301,7 +301,7 @@ impl RateLimiter {
                     tracing::warn!(error = %err, "writing rate-limit counters failed; retrying next second");
                 }
                 ticks += 1;
-                if ticks % 60 == 0 {
+                if ticks.is_multiple_of(60) {
                     self.sweep();
                 }
             }

@@ -10,8 +10,8 @@ use time::format_description::well_known::Rfc3339;
 use crate::db::Db;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
-    Caller, Cancellation, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState, OrderView, Page,
-    Role,
+    Caller, Cancellation, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState, OrderView,
+    Page, Role,
 };
 use crate::services::clock::rfc3339;
 use crate::services::inventory::{open_order_count, state_for_update, write_state};
@@ -59,8 +59,7 @@ impl OrderRow {
     }
 }
 
-const COLUMNS: &str =
-    "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
+const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
 
 /// A ship date as given (RFC 3339 with an offset), kept in UTC.
 fn ship_date(field: &str, raw: &str) -> AppResult<String> {
@@ -104,10 +103,11 @@ pub async fn place(
 
     // Orders are the hot write: they share transactions in the database's queue.
     let key = idempotency_key.map(str::to_owned);
-    let (outcome, placed_now) = db.write(move |conn| {
-        Box::pin(async move { place_recorded(conn, now, caller, &new, key.as_deref(), request_hash).await })
-    })
-    .await?;
+    let (outcome, placed_now) = db
+        .write(move |conn| {
+            Box::pin(async move { place_recorded(conn, now, caller, &new, key.as_deref(), request_hash).await })
+        })
+        .await?;
     if placed_now && outcome.is_ok() {
         metrics::counter!("petstore_orders_placed_total").increment(1);
     }

@@ -34,7 +34,7 @@ pub fn set_inventory(n: i64, open_orders: i64) -> PetState {
 /// "admin sets status": available ↔ pending freely (a hold); to sold only with no
 /// open orders, which empties the stock; sold back to available only with stock.
 pub fn admin_set_status(current: PetState, requested: PetStatus, open_orders: i64) -> AppResult<PetState> {
-    use PetStatus::*;
+    use PetStatus::{Available, Pending, Sold};
     let refuse = |why: &str| {
         Err(AppError::conflict(
             ErrorCode::InvalidTransition,

@@ -1,8 +1,8 @@
 //! Signing in (paste a key), signing up (get a Free key, shown once) and out. The key
 //! never goes into browser storage: the browser keeps only an HttpOnly session cookie.
 
-use leptos::prelude::*;
 use crate::ui::widgets::PageTitle;
+use leptos::prelude::*;
 
 use super::note::{Done, Note, from_flash};
 use super::widgets::ErrorNotice;

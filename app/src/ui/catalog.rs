@@ -87,7 +87,8 @@ pub fn CatalogPage() -> impl IntoView {
 fn PetCards(cards: Vec<PetCard>, filtered: bool) -> impl IntoView {
     if cards.is_empty() {
         return if filtered {
-            view! { <p class="empty">"No pets match these filters. " <a href="/">"Clear the filters"</a></p> }.into_any()
+            view! { <p class="empty">"No pets match these filters. " <a href="/">"Clear the filters"</a></p> }
+                .into_any()
         } else {
             view! { <p class="empty">"No pets yet."</p> }.into_any()
         };

@@ -28,7 +28,7 @@ pub fn CategoriesPage() -> impl IntoView {
                                         <h2><a href=format!("/?category={}", c.id)>{c.name}</a></h2>
                                         {c.description.map(|d| view! { <p>{d}</p> })}
                                         <p class="meta">{match c.pet_count {
-                                            1 => "1 pet".to_string(),
+                                            1 => "1 pet".to_owned(),
                                             n => format!("{n} pets"),
                                         }}</p>
                                     </li>

@@ -31,7 +31,10 @@ pub fn label(field: &str) -> &str {
 
 /// The error as a sentence for a person.
 pub fn sentence(error: &AppError) -> String {
-    use ErrorCode::*;
+    use ErrorCode::{
+        BadRequest, Forbidden, IdempotencyKeyReused, InternalError, InvalidApiKey, MissingApiKey, NotFound,
+        PayloadTooLarge, PetNotAvailable, RequestTimeout, Unavailable, UnsupportedMediaType, ValidationFailed,
+    };
     match error.code {
         ValidationFailed => match error.field() {
             Some(field) => {
@@ -90,9 +93,15 @@ mod tests {
     fn codes_become_sentences() {
         let error = AppError::new(ErrorCode::InsufficientStock, "only 1 in stock, 2 ordered");
         assert_eq!(sentence(&error), "Only 1 in stock, 2 ordered.");
-        let error = AppError::new(ErrorCode::TemporarilyBanned, "too many requests after being limited: blocked for another 14 min");
+        let error = AppError::new(
+            ErrorCode::TemporarilyBanned,
+            "too many requests after being limited: blocked for another 14 min",
+        );
         assert_eq!(sentence(&error), "Too many requests after being limited: blocked for another 14 min.");
-        let error = AppError::new(ErrorCode::DuplicateName, "a category named \"Cats\" already exists (compared case-insensitively)");
+        let error = AppError::new(
+            ErrorCode::DuplicateName,
+            "a category named \"Cats\" already exists (compared case-insensitively)",
+        );
         assert_eq!(sentence(&error), "A category named \"Cats\" already exists (compared case-insensitively).");
         assert_eq!(sentence(&AppError::new(ErrorCode::MissingApiKey, "no key")), "Please sign in first.");
     }

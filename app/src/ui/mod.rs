@@ -71,7 +71,7 @@ pub fn App() -> impl IntoView {
     let who = data::resource(|| (), |_| viewer());
 
     view! {
-        <Title formatter=|page: String| if page.is_empty() { "Pet Store".to_string() } else { format!("{page} · Pet Store") }/>
+        <Title formatter=|page: String| if page.is_empty() { "Pet Store".to_owned() } else { format!("{page} · Pet Store") }/>
         <Router>
             <a class="skip-link" href="#main">"Skip to content"</a>
             <header class="site-header">
@@ -210,33 +210,6 @@ fn NotFound() -> impl IntoView {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_this_sites_paths_are_returned_to() {
-        assert_eq!(return_path(Some("/pets/3?x=1")), "/pets/3?x=1");
-        assert_eq!(return_path(Some("/orders")), "/orders");
-        for bad in [None, Some(""), Some("pets/3"), Some("//evil.example/"), Some("https://evil.example/"),
-            Some("/\\evil.example"), Some("/ok\nSet-Cookie: x"), Some("/sign-in?next=/x"), Some("/sign-up")]
-        {
-            assert_eq!(return_path(bad), "/", "{bad:?}");
-        }
-        assert_eq!(sign_in_href("/pets/3"), "/sign-in?next=%2Fpets%2F3");
-        assert_eq!(sign_in_href("/"), "/sign-in");
-        assert_eq!(sign_in_href("/sign-up"), "/sign-in");
-    }
-
-    #[test]
-    fn the_page_to_go_back_to_is_a_path_of_this_site() {
-        assert_eq!(page_of("http://127.0.0.1:3000/pets/3?x=1"), Some("/pets/3?x=1"));
-        assert_eq!(page_of("https://shop.example/"), Some("/"));
-        assert_eq!(page_of("https://shop.example"), None);
-        assert_eq!(page_of("http://shop.example//evil.example/"), None);
-    }
-}
-
 /// The query parameters each page reads, by path. A kept page (the server's page
 /// cache) is found by these alone, so a request with any other parameter is rendered
 /// for itself and never kept: made-up query strings cannot fill the cache. (The
@@ -250,5 +223,40 @@ pub fn query_parameters(path: &str) -> &'static [&'static str] {
         "/admin/pets" => &["q", "cursor"],
         "/admin/inventory" => &["cursor"],
         _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_sites_paths_are_returned_to() {
+        assert_eq!(return_path(Some("/pets/3?x=1")), "/pets/3?x=1");
+        assert_eq!(return_path(Some("/orders")), "/orders");
+        for bad in [
+            None,
+            Some(""),
+            Some("pets/3"),
+            Some("//evil.example/"),
+            Some("https://evil.example/"),
+            Some("/\\evil.example"),
+            Some("/ok\nSet-Cookie: x"),
+            Some("/sign-in?next=/x"),
+            Some("/sign-up"),
+        ] {
+            assert_eq!(return_path(bad), "/", "{bad:?}");
+        }
+        assert_eq!(sign_in_href("/pets/3"), "/sign-in?next=%2Fpets%2F3");
+        assert_eq!(sign_in_href("/"), "/sign-in");
+        assert_eq!(sign_in_href("/sign-up"), "/sign-in");
+    }
+
+    #[test]
+    fn the_page_to_go_back_to_is_a_path_of_this_site() {
+        assert_eq!(page_of("http://127.0.0.1:3000/pets/3?x=1"), Some("/pets/3?x=1"));
+        assert_eq!(page_of("https://shop.example/"), Some("/"));
+        assert_eq!(page_of("https://shop.example"), None);
+        assert_eq!(page_of("http://shop.example//evil.example/"), None);
     }
 }

@@ -11,7 +11,7 @@ use leptos_router::hooks::{use_location, use_query_map};
 use super::note::{Done, NoteView, from_flash};
 use super::widgets::{ErrorNotice, FormOutcome, LocalTime, PageTitle, confirm, query_string, set_status};
 use crate::error::ErrorCode;
-use crate::model::{Cancellation, Caller, OrderState, OrderView, Role};
+use crate::model::{Caller, Cancellation, OrderState, OrderView, Role};
 use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
 use crate::ui::data;
 

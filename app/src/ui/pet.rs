@@ -6,8 +6,8 @@ use crate::ui::data;
 use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_params_map;
 
-use super::sign_in_href;
 use super::note::{Done, Note, NoteView, from_flash};
+use super::sign_in_href;
 use super::widgets::{ErrorNotice, StatusBadge, set_status_404};
 use crate::error::ErrorCode;
 use crate::model::{PetCard, PetStatus};

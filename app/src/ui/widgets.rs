@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::model::PetStatus;
 use crate::ui::messages::sentence;
 use crate::ui::note::{Note, NoteView};
-use crate::model::PetStatus;
 
 /// The page's `<title>`. leptos_meta (0.8.7) writes a title's text into the `<head>`
 /// as it is, unescaped, so a pet named `</title><meta http-equiv="refresh" …>` would

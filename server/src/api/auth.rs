@@ -69,7 +69,7 @@ where
     let headers = request.headers();
     let credentials = match presented_key(headers) {
         Presented::Nothing => browser_session(state, headers).map_or(Credentials::Nothing, Credentials::Session),
-        key => key.into(),
+        key @ Presented::Key(_) => key.into(),
     };
     let client = state.access.client(request.extensions(), headers);
     let admitted = state.access.admit(credentials, client, Counting::Counted).await;

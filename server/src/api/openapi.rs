@@ -183,10 +183,10 @@ fn name_patterns(document: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::{RefOr, Schema};
     let Some(components) = document.components.as_mut() else { return };
     for schema in ["NewPet", "NewCategory", "NewApiKey", "SignUp"] {
-        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema) {
-            if let Some(RefOr::T(Schema::Object(name))) = object.properties.get_mut("name") {
-                name.pattern = Some(app::model::NAME_PATTERN.to_owned());
-            }
+        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema)
+            && let Some(RefOr::T(Schema::Object(name))) = object.properties.get_mut("name")
+        {
+            name.pattern = Some(app::model::NAME_PATTERN.to_owned());
         }
     }
 }

@@ -58,7 +58,8 @@ pub async fn answer<S: crate::HttpService>(app: S, request: Request, flash_cooki
     let Ok(body) = to_bytes(body, usize::MAX).await else {
         return AppError::internal("a server function's answer", "unreadable body").into_response();
     };
-    let json = head.headers.get(header::CONTENT_TYPE).is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    let json =
+        head.headers.get(header::CONTENT_TYPE).is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
     // Our functions' errors are the Error object; anything else (no such function) is
     // passed on as it is.
     let error = if head.status.is_success() || !json { None } else { serde_json::from_slice::<AppError>(&body).ok() };
@@ -107,10 +108,10 @@ fn set_flash(headers: &mut HeaderMap, cookie: FlashCookie, mut flash: Flash) {
     if value.len() > FlashCookie::MAX_VALUE {
         // Too much typed to keep: the outcome and which record it was about still go.
         flash.values.retain(|(field, _)| field == "id" || field == "pet_id");
-        if let Ok(outcome) = &flash.outcome {
-            if outcome.len() > FlashCookie::MAX_VALUE / 2 {
-                flash.outcome = Ok("null".into());
-            }
+        if let Ok(outcome) = &flash.outcome
+            && outcome.len() > FlashCookie::MAX_VALUE / 2
+        {
+            flash.outcome = Ok("null".into());
         }
         value = flash.encode();
     }

@@ -50,7 +50,10 @@ fn describe() {
     metrics::describe_counter!("petstore_rate_limited_total", "Requests refused with 429, by error code");
     metrics::describe_counter!("petstore_bans_total", "Temporary bans started");
     metrics::describe_counter!("petstore_orders_placed_total", "Orders placed (idempotent replays not counted)");
-    metrics::describe_gauge!("petstore_db_pool_connections", "Database connections of this server, by state (idle, in_use)");
+    metrics::describe_gauge!(
+        "petstore_db_pool_connections",
+        "Database connections of this server, by state (idle, in_use)"
+    );
     metrics::describe_gauge!("petstore_db_pool_max_connections", "Most database connections this server opens");
     metrics::describe_gauge!("petstore_banned_subjects", "Keys, addresses and networks banned right now");
     metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");

@@ -25,8 +25,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::FutureExt;
 use futures_util::future;
-use tower::{Service, ServiceBuilder};
 use tower::util::BoxCloneSyncService;
+use tower::{Service, ServiceBuilder};
 use tower_http::compression::{Compression, CompressionBody};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -202,10 +202,11 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
             };
             let (mut response, site_route) = scope::within(arrived, answer).await;
             security::set_headers(target, nonce.as_ref(), personal, &mut response);
-            if flashed && security::is_html(response.headers()) {
-                if let Ok(clear) = HeaderValue::from_str(&flash_cookie.set(None)) {
-                    response.headers_mut().append(header::SET_COOKIE, clear);
-                }
+            if flashed
+                && security::is_html(response.headers())
+                && let Ok(clear) = HeaderValue::from_str(&flash_cookie.set(None))
+            {
+                response.headers_mut().append(header::SET_COOKIE, clear);
             }
             let route = match (api_route, &site_route, target) {
                 (Some(api_route), _, _) => api_route.unwrap_or("unmatched"),

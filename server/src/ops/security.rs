@@ -89,10 +89,10 @@ pub fn set_headers(target: Target, nonce: Option<&Nonce>, personal: bool, respon
     headers.insert(header::CONTENT_SECURITY_POLICY, policy.unwrap_or(HeaderValue::from_static(CSP_NOT_A_PAGE)));
     if personal && is_html(headers) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    } else if !headers.contains_key(header::CACHE_CONTROL) {
-        if let Some(policy) = cache_policy(target, headers) {
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
-        }
+    } else if !headers.contains_key(header::CACHE_CONTROL)
+        && let Some(policy) = cache_policy(target, headers)
+    {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
     }
     // Pages and files may be kept by shared caches, and are compressed for clients that
     // accept it: say so even when this client did not (`ops::CompressWhenAccepted`
@@ -228,7 +228,8 @@ mod tests {
 
     #[test]
     fn action_error_params_are_dropped_from_page_addresses() {
-        let mut request = Request::get("/sign-in?a=1&__path=/_app/sign_in&__err=eyJ9&b=2").body(Default::default()).unwrap();
+        let mut request =
+            Request::get("/sign-in?a=1&__path=/_app/sign_in&__err=eyJ9&b=2").body(Default::default()).unwrap();
         drop_action_error_params(&mut request);
         assert_eq!(request.uri(), "/sign-in?a=1&b=2");
         let mut request = Request::get("/sign-in?__err=eyJ9").body(Default::default()).unwrap();

@@ -97,7 +97,8 @@ fn CategoryForms(category: CategorySummary, note: Option<Note>) -> impl IntoView
     let save = ServerAction::<SaveCategory>::new();
     let delete = ServerAction::<DeleteCategory>::new();
     let (saved, deleted) = (save.value(), delete.value());
-    let (saved_note, deleted_note) = (Note::for_form::<SaveCategory>(&note, Some(id)), Note::for_form::<DeleteCategory>(&note, Some(id)));
+    let (saved_note, deleted_note) =
+        (Note::for_form::<SaveCategory>(&note, Some(id)), Note::for_form::<DeleteCategory>(&note, Some(id)));
     // After a refusal, what was typed; else what is stored.
     let typed = |field: &str| saved_note.as_ref().and_then(|note| note.typed(field));
     let name = typed("name").unwrap_or(category.name.clone());
@@ -135,7 +136,7 @@ fn CategoryForms(category: CategorySummary, note: Option<Note>) -> impl IntoView
                 count => view! {
                     <span class="meta">
                         {if count == 1 {
-                            "1 pet is in it: move or delete it before deleting the category. ".to_string()
+                            "1 pet is in it: move or delete it before deleting the category. ".to_owned()
                         } else {
                             format!("{count} pets are in it: move or delete them before deleting the category. ")
                         }}

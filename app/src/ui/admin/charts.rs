@@ -43,16 +43,16 @@ pub fn BarChart(
         .enumerate()
         .map(|(i, Bar { value, label, caption, class })| {
             let height = (value as f64 / max * (plot - 14.0)).max(if value > 0 { 1.0 } else { 0.0 });
-            let x = i as f64 * slot + slot * 0.15;
+            let x = slot.mul_add(0.15, i as f64 * slot);
             let y = plot - height;
             view! {
                 <g>
                     <rect class=format!("bar {class}") x=coordinate(x) y=coordinate(y) width=coordinate(slot * 0.7)
                         height=coordinate(height) rx="2"></rect>
                     {(value > 0).then(|| view! {
-                        <text class="bar-value" x=coordinate(x + slot * 0.35) y=coordinate(y - 3.0) text-anchor="middle">{caption}</text>
+                        <text class="bar-value" x=coordinate(slot.mul_add(0.35, x)) y=coordinate(y - 3.0) text-anchor="middle">{caption}</text>
                     })}
-                    <text class="bar-label" x=coordinate(x + slot * 0.35) y=coordinate(HEIGHT - 4.0) text-anchor="middle">{label}</text>
+                    <text class="bar-label" x=coordinate(slot.mul_add(0.35, x)) y=coordinate(HEIGHT - 4.0) text-anchor="middle">{label}</text>
                 </g>
             }
         })
@@ -77,8 +77,11 @@ pub fn LineChart(
     let max = points.iter().copied().max().unwrap_or(0).max(1) as f64;
     let plot = HEIGHT - LABEL_ROOM;
     let step = WIDTH / (points.len().max(2) - 1) as f64;
-    let coordinates: Vec<(f64, f64)> =
-        points.iter().enumerate().map(|(i, &n)| (i as f64 * step, plot - f64::from(n) / max * (plot - 14.0))).collect();
+    let coordinates: Vec<(f64, f64)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (i as f64 * step, (f64::from(n) / max).mul_add(-(plot - 14.0), plot)))
+        .collect();
     let line =
         coordinates.iter().map(|&(x, y)| format!("{},{}", coordinate(x), coordinate(y))).collect::<Vec<_>>().join(" ");
     let area = format!("0,{plot} {line} {width},{plot}", plot = coordinate(plot), width = coordinate(WIDTH));

@@ -17,12 +17,12 @@ use leptos::prelude::*;
 use crate::ui::data;
 use leptos_router::components::{A, Outlet};
 
+pub use crate::ui::widgets::FormOutcome;
 pub use categories::CategoriesConsole;
 pub use dashboard::DashboardPage;
 pub use inventory::InventoryConsole;
 pub use keys::KeysConsole;
 pub use pets::{PetEditor, PetsConsole};
-pub use crate::ui::widgets::FormOutcome;
 
 use super::note::Note;
 use super::widgets::{ErrorNotice, set_status};

@@ -125,12 +125,14 @@ fn PetTable(pets: Vec<PetCard>) -> impl IntoView {
 /// `/admin/pets/:id`: edit or delete one pet.
 #[component]
 pub fn PetEditor() -> impl IntoView {
-    let id = use_params_map()
-        .with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
+    let id =
+        use_params_map().with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
     let card = data::resource(move || id, pet);
     let category_list = data::resource(|| (), |_| categories());
     let note = from_flash(|flash| {
-        flash.note::<SavePet>(|_, _| Done::new("Saved.")).or_else(|| flash.note::<DeletePet>(|(), _| Done::new("Deleted.")))
+        flash
+            .note::<SavePet>(|_, _| Done::new("Saved."))
+            .or_else(|| flash.note::<DeletePet>(|(), _| Done::new("Deleted.")))
     });
     view! {
         <PageTitle text="Staff: edit pet"/>
@@ -164,7 +166,8 @@ fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, note: Option<Note>)
     let delete = ServerAction::<DeletePet>::new();
     let (result, deleted) = (save.value(), delete.value());
     let id = card.id;
-    let (saved_note, deleted_note) = (Note::for_form::<SavePet>(&note, Some(id)), Note::for_form::<DeletePet>(&note, Some(id)));
+    let (saved_note, deleted_note) =
+        (Note::for_form::<SavePet>(&note, Some(id)), Note::for_form::<DeletePet>(&note, Some(id)));
     let typed = |field: &str| saved_note.as_ref().and_then(|note| note.typed(field));
     let name = typed("name").unwrap_or(card.name.clone());
     let category = typed("category_id").and_then(|c| c.parse().ok()).unwrap_or(card.category_id);
@@ -202,7 +205,11 @@ fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, note: Option<Note>)
 }
 
 #[component]
-fn CategoryPicker(options: Vec<CategorySummary>, selected: Option<i64>, #[prop(into)] invalid: Signal<bool>) -> impl IntoView {
+fn CategoryPicker(
+    options: Vec<CategorySummary>,
+    selected: Option<i64>,
+    #[prop(into)] invalid: Signal<bool>,
+) -> impl IntoView {
     view! {
         <label>"Category"
             <select name="category_id" required aria-invalid=move || invalid.get().to_string()>
@@ -226,7 +233,7 @@ fn StatusPicker(current: Option<PetStatus>, chosen: Option<String>) -> impl Into
                 <option value="" selected=chosen.is_empty()>
                     {match current {
                         Some(status) => format!("Unchanged ({})", status.label()),
-                        None => "Available (the default)".to_string(),
+                        None => "Available (the default)".to_owned(),
                     }}
                 </option>
                 {PetStatus::ALL.into_iter().map(|status| view! {

@@ -54,10 +54,10 @@ fn own_origin() -> String {
 #[component]
 fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl IntoView {
     // The guide's examples, at this store's own address.
-    let guide_html = reference.guide_html.replace("http://localhost:3000", &origin).replace(
-        "localhost:3000",
-        origin.trim_start_matches("https://").trim_start_matches("http://"),
-    );
+    let guide_html = reference
+        .guide_html
+        .replace("http://localhost:3000", &origin)
+        .replace("localhost:3000", origin.trim_start_matches("https://").trim_start_matches("http://"));
     let contents = reference
         .groups
         .iter()

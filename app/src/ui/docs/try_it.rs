@@ -61,7 +61,7 @@ pub fn TryIt(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
         .filter(|p| p.location == "path" || p.location == "query")
         .cloned()
         .map(|p| {
-            let start = if p.location == "path" { "1".to_string() } else { String::new() };
+            let start = if p.location == "path" { "1".to_owned() } else { String::new() };
             (p, RwSignal::new(start))
         })
         .collect();
