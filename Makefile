@@ -58,9 +58,12 @@ build-release:
 test-e2e: test-tools build-release
 	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test
 
-# Schemathesis against the release server's own OpenAPI document (fixed seed).
-test-api: schemathesis build-release
+# Schemathesis against the release server's own OpenAPI document (fixed seed); then
+# the document as third parties meet it: Redocly and Spectral with no error or
+# warning, and a client generated with openapi-typescript type-checked and run.
+test-api: schemathesis end2end/node_modules/.package-lock.json build-release
 	SERVER_BIN=$(TARGET_DIR)/release/server ST=$(SCHEMATHESIS_VENV)/bin/st end2end/api-fuzz/run.sh
+	SERVER_BIN=$(TARGET_DIR)/release/server end2end/api-client/run.sh
 
 # The benchmark suite against the release server (docs/PERFORMANCE.md): a table, the
 # budgets, and target/bench/results.json.

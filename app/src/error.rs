@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use utoipa::ToSchema;
 
-/// Every machine-readable error code of contract.md, "Errors".
+/// What went wrong, for programs to act on; each code always comes with the same HTTP
+/// status.
+// Every code of contract.md, "Errors".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -105,7 +107,9 @@ impl ErrorCode {
     }
 }
 
-/// The spec's Error object. `status` always equals `code.status()`.
+/// What every error response carries: a machine-readable `code`, a `message` for
+/// people, and the response's HTTP `status` (always the one that goes with `code`).
+// The spec's Error object; `status` always equals `code.status()`.
 #[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error)]
 #[cfg_attr(feature = "ssr", derive(ToSchema), schema(as = Error))]
 #[error("{message}")]

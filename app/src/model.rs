@@ -19,7 +19,9 @@ fn only_true() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::Boolean).enum_values(Some([true])).build()
 }
 
-/// A pet's place in the sale cycle (see contract.md, "States").
+/// A pet's place in the sale cycle: `available` (in stock, can be ordered), `pending`
+/// (its last units are in open orders), `sold` (gone).
+// The states and their rules: contract.md, "States".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
@@ -246,7 +248,9 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
-/// What a key may do (contract.md, "Endpoints": the role column).
+/// What a key may do: `customer` browses the catalog and places and cancels its own
+/// orders; `admin` also changes the catalog and stock, completes orders and manages keys.
+// contract.md, "Endpoints": the role column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
@@ -340,9 +344,11 @@ pub struct ApiKey {
     pub role: Role,
     pub plan: Plan,
     pub limits: Limits,
-    /// RFC 3339, UTC.
+    /// When the key was made (RFC 3339, UTC).
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
     pub created_at: String,
-    /// RFC 3339, UTC; null while the key works.
+    /// When the key was revoked (RFC 3339, UTC); null while the key works. Always sent.
+    #[cfg_attr(feature = "ssr", schema(format = DateTime, required = true))]
     pub revoked_at: Option<String>,
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct ApiReference {
     pub title: String,
     pub version: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     /// The README's API guide (authentication, limits, errors, versioning) as HTML.
     pub guide_html: String,
@@ -21,6 +22,7 @@ pub struct ApiReference {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationGroup {
     pub tag: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     pub operations: Vec<OperationDoc>,
 }
@@ -33,6 +35,7 @@ pub struct OperationDoc {
     /// Under the server URL (`/api/v1`), e.g. `/pets/{petId}`.
     pub path: String,
     pub summary: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     /// `x-stability`: `stable`, `beta`, …
     pub stability: String,
@@ -69,6 +72,7 @@ pub struct ParamDoc {
     pub location: String,
     pub required: bool,
     pub type_label: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     /// The values it takes, when they are few (an enum, a boolean): the try-it panel
     /// offers them in a picker.
@@ -79,6 +83,7 @@ pub struct ParamDoc {
 pub struct BodyDoc {
     /// The schema's name (a link to it below), or its type.
     pub type_label: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     /// A JSON body the schema accepts, pretty-printed, to start the try-it panel from.
     pub example: String,
@@ -87,6 +92,7 @@ pub struct BodyDoc {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResponseDoc {
     pub status: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     pub type_label: Option<String>,
     /// The Error `code`s this status comes with (named in the description).
@@ -96,6 +102,7 @@ pub struct ResponseDoc {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SchemaDoc {
     pub name: String,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     /// For a string enum: its values.
     pub values: Vec<String>,
@@ -107,6 +114,7 @@ pub struct FieldDoc {
     pub name: String,
     pub type_label: String,
     pub required: bool,
+    /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
     /// `minimum 1`, `max length 100`, … joined with commas.
     pub constraints: String,
@@ -130,6 +138,25 @@ mod build {
         value.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
     }
 
+    /// A description, which OpenAPI says is Markdown, as HTML for the page (shown with
+    /// `inner_html`). Raw HTML in it is shown as text; a lone paragraph loses its `<p>`,
+    /// so that the result also fits in a table cell or a sentence.
+    fn markdown(value: &Value, key: &str) -> String {
+        use pulldown_cmark::Event;
+        let source = text(value, key);
+        let events = pulldown_cmark::Parser::new(&source).map(|event| match event {
+            Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+            other => other,
+        });
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(&mut html, events);
+        let html = html.trim();
+        match html.strip_prefix("<p>").and_then(|rest| rest.strip_suffix("</p>")) {
+            Some(inner) if !inner.contains("<p>") => inner.to_owned(),
+            _ => html.to_owned(),
+        }
+    }
+
     impl ApiReference {
         /// Reads an OpenAPI 3.1 document (as this server writes it).
         pub fn build(document: &Value) -> ApiReference {
@@ -141,7 +168,7 @@ mod build {
                 .flatten()
                 .map(|tag| OperationGroup {
                     tag: text(tag, "name"),
-                    description: text(tag, "description"),
+                    description: markdown(tag, "description"),
                     operations: Vec::new(),
                 })
                 .collect();
@@ -161,7 +188,7 @@ mod build {
                             groups.last_mut().expect("just pushed")
                         }
                     };
-                    group.operations.push(operation_doc(method, path, operation, &schemas));
+                    group.operations.push(operation_doc(method, path, operation, &schemas, document));
                 }
             }
             groups.retain(|g| !g.operations.is_empty());
@@ -169,7 +196,7 @@ mod build {
             ApiReference {
                 title: text(&info, "title"),
                 version: text(&info, "version"),
-                description: text(&info, "description"),
+                description: markdown(&info, "description"),
                 guide_html: guide_html(include_str!("../../README.md")),
                 groups,
                 schemas: schemas
@@ -182,10 +209,12 @@ mod build {
         }
     }
 
-    fn operation_doc(method: &str, path: &str, operation: &Value, schemas: &Value) -> OperationDoc {
+    fn operation_doc(method: &str, path: &str, operation: &Value, schemas: &Value, document: &Value) -> OperationDoc {
         let security = operation.get("security").and_then(Value::as_array);
         let key = match security {
+            // None stated, or stated as none (`security: []`).
             None => KeyNeed::None,
+            Some(list) if list.is_empty() => KeyNeed::None,
             // An empty requirement `{}` among them: a key is optional.
             Some(list) if list.iter().any(|r| r.as_object().is_some_and(|o| o.is_empty())) => KeyNeed::Optional,
             Some(_) => KeyNeed::Required,
@@ -201,7 +230,7 @@ mod build {
                 location: text(param, "in"),
                 required: param.get("required").and_then(Value::as_bool).unwrap_or(false),
                 type_label: param.get("schema").map(type_label).unwrap_or_default(),
-                description: text(param, "description"),
+                description: markdown(param, "description"),
                 values: param.get("schema").map(|schema| choices(schema, schemas)).unwrap_or_default(),
             })
             .collect();
@@ -210,7 +239,7 @@ mod build {
             let example = example(&schema, schemas, 0);
             BodyDoc {
                 type_label: type_label(&schema),
-                description: text(body, "description"),
+                description: markdown(body, "description"),
                 example: serde_json::to_string_pretty(&example).unwrap_or_default(),
             }
         });
@@ -220,12 +249,18 @@ mod build {
             .into_iter()
             .flatten()
             .map(|(status, response)| {
-                let description = text(response, "description");
+                // A response shared by every operation is a `$ref` to the components.
+                let shared = response
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|to| to.strip_prefix('#'))
+                    .and_then(|pointer| document.pointer(pointer));
+                let response = shared.unwrap_or(response);
                 ResponseDoc {
                     status: status.clone(),
-                    codes: error_codes(&description),
+                    codes: error_codes(&text(response, "description")),
                     type_label: response.pointer("/content/application~1json/schema").map(type_label),
-                    description,
+                    description: markdown(response, "description"),
                 }
             })
             .collect();
@@ -235,7 +270,7 @@ mod build {
             method: method.to_uppercase(),
             path: path.to_owned(),
             summary: text(operation, "summary"),
-            description: text(operation, "description"),
+            description: markdown(operation, "description"),
             stability: operation.get("x-stability").and_then(Value::as_str).unwrap_or("stable").to_owned(),
             deprecation: deprecated.then(|| Deprecation {
                 sunset: operation.get("x-sunset").and_then(Value::as_str).map(str::to_owned),
@@ -386,11 +421,11 @@ mod build {
                 name: field.clone(),
                 type_label: type_label(property),
                 required: required.contains(&field.as_str()),
-                description: text(property, "description"),
+                description: markdown(property, "description"),
                 constraints: constraints(property),
             })
             .collect();
-        SchemaDoc { name: name.to_owned(), description: text(schema, "description"), values, fields }
+        SchemaDoc { name: name.to_owned(), description: markdown(schema, "description"), values, fields }
     }
 
     fn constraints(property: &Value) -> String {
@@ -501,5 +536,34 @@ mod tests {
         let fields = &reference.schemas[0].fields;
         assert!(fields.iter().any(|f| f.name == "name" && f.required && f.constraints == "max length 100"));
         assert!(fields.iter().any(|f| f.name == "status" && f.type_label == "string | null"));
+    }
+
+    #[test]
+    fn descriptions_are_markdown_shown_as_html_and_shared_responses_are_followed() {
+        let document = serde_json::json!({
+            "info": {"title": "T", "version": "1", "description": "Send `X-API-Key`.\n\nA <b>second</b> paragraph."},
+            "paths": {"/openapi.json": {"get": {
+                "operationId": "doc", "description": "The *whole* document", "security": [],
+                "responses": {"503": {"$ref": "#/components/responses/Unavailable"}}
+            }}},
+            "components": {"responses": {"Unavailable": {
+                "description": "Busy (`unavailable`)",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+            }}}
+        });
+        let reference = ApiReference::build(&document);
+        assert_eq!(
+            reference.description, "<p>Send <code>X-API-Key</code>.</p>\n<p>A &lt;b&gt;second&lt;/b&gt; paragraph.</p>",
+            "Markdown, and raw HTML shown as text"
+        );
+        let operation = &reference.groups[0].operations[0];
+        assert_eq!(operation.description, "The <em>whole</em> document", "one paragraph fits a sentence");
+        assert_eq!(operation.key, KeyNeed::None, "security: [] needs no key");
+        let busy = &operation.responses[0];
+        assert_eq!(
+            (busy.description.as_str(), busy.codes.as_slice()),
+            ("Busy (<code>unavailable</code>)", &["unavailable".to_owned()][..])
+        );
+        assert_eq!(busy.type_label.as_deref(), Some("Error"));
     }
 }

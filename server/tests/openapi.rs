@@ -39,19 +39,44 @@ async fn document_facts() {
     assert_eq!(doc["info"]["version"], "1.0.0");
     assert_eq!(doc["servers"][0]["url"], "/api/v1");
     let tags: Vec<&str> = doc["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(tags, ["Pets", "Store"]);
+    assert_eq!(tags, ["Pets", "Store", "Meta"]);
+    assert!(doc["info"]["contact"]["url"].as_str().unwrap().ends_with("/docs"));
 
     for (method, path) in documented(&doc) {
         let operation = &doc["paths"][&path][&method];
         let stability = if (method.as_str(), path.as_str()) == ("post", "/keys") { "beta" } else { "stable" };
         assert_eq!(operation["x-stability"], stability, "{method} {path}");
-        // Every operation but the document itself states how to authenticate.
-        assert_eq!(operation.get("security").is_some(), path != "/openapi.json", "{method} {path}");
+        // Every operation states how to authenticate: the document itself, with none.
+        let security = operation["security"].as_array().unwrap_or_else(|| panic!("{method} {path}: no security"));
+        assert_eq!(security.is_empty(), path == "/openapi.json", "{method} {path}");
+        // Every answer may carry the rate-limit headers; 429 says when to retry, 401 how
+        // to authenticate; every operation documents 405, 500 and 503 as Error objects.
+        for (status, response) in operation["responses"].as_object().unwrap() {
+            let response = match response.get("$ref").and_then(Value::as_str) {
+                Some(name) => &doc["components"]["responses"][name.rsplit('/').next().unwrap()],
+                None => response,
+            };
+            let headers = response["headers"].as_object().unwrap_or_else(|| panic!("{method} {path} {status}"));
+            assert!(headers.contains_key("X-RateLimit-Remaining"), "{method} {path} {status}");
+            assert_eq!(headers.contains_key("Retry-After"), status == "429", "{method} {path} {status}");
+            assert_eq!(headers.contains_key("WWW-Authenticate"), status == "401", "{method} {path} {status}");
+        }
+        for status in ["405", "500", "503"] {
+            assert!(operation["responses"][status].is_object(), "{method} {path} {status}");
+        }
         let deprecated = operation["deprecated"].as_bool().unwrap_or(false);
         assert_eq!(deprecated, method == "get" && path == "/pets/{petId}", "{method} {path}");
         if path != "/openapi.json" {
             let tag = operation["tags"][0].as_str().unwrap_or_default();
             assert!(tag == "Pets" || tag == "Store", "{method} {path} has tag {tag:?}");
+        } else {
+            assert_eq!(operation["tags"][0], "Meta");
+        }
+        assert!(operation["description"].as_str().is_some_and(|d| !d.is_empty()), "{method} {path}: no description");
+        // Parameters are sent or not, never null.
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            let types = parameter["schema"].get("type").map(Value::to_string).unwrap_or_default();
+            assert!(!types.contains("null"), "{method} {path}: {parameter}");
         }
     }
     assert_eq!(doc["paths"]["/pets/{petId}"]["get"]["x-sunset"], "2027-06-30");
@@ -77,6 +102,23 @@ async fn document_facts() {
         doc["components"]["schemas"]["Pet"]["required"],
         serde_json::json!(["id", "name", "categoryId", "status"])
     );
+    // Sign-up: anonymous first, a body that may be left out, and both shapes described.
+    let create_key = &doc["paths"]["/keys"]["post"];
+    assert_eq!(create_key["security"][0], serde_json::json!({}));
+    assert_eq!(create_key["requestBody"]["required"], false);
+    let shapes = &create_key["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
+    assert_eq!(
+        shapes,
+        &serde_json::json!([{"$ref": "#/components/schemas/SignUp"}, {"$ref": "#/components/schemas/NewApiKey"}])
+    );
+    assert!(doc["components"]["schemas"]["SignUp"].is_object());
+    let key = &doc["components"]["schemas"]["ApiKey"];
+    assert_eq!(key["properties"]["createdAt"]["format"], "date-time");
+    assert_eq!(key["properties"]["revokedAt"]["format"], "date-time");
+    assert!(key["required"].as_array().unwrap().contains(&serde_json::json!("revokedAt")));
+    // Written for third parties: nothing about this repository's files or code.
+    let text = doc.to_string();
+    assert!(!text.contains("contract.md") && !text.contains("status()"), "internal references");
 }
 
 /// A request reaches a handler unless the router's own fallbacks answer it (their 404

@@ -34,6 +34,8 @@ pub async fn list_categories(
 }
 
 /// Create a category
+///
+/// Admin only. Names are unique regardless of case: "dogs" and "Dogs" are one category.
 #[utoipa::path(post, path = "/categories", tag = "Pets", operation_id = "createCategory",
     request_body = NewCategory,
     responses(
@@ -53,6 +55,8 @@ pub async fn create_category(
 }
 
 /// Find a category by id
+///
+/// Any key. The category's name and description.
 #[utoipa::path(get, path = "/categories/{categoryId}", tag = "Pets", operation_id = "getCategory",
     params(("categoryId" = i64, Path, description = "Id of the category", minimum = 1)),
     responses(

@@ -33,6 +33,8 @@ pub async fn list_inventory(
 }
 
 /// Find a pet's stock
+///
+/// Any key. How many units of the pet are in stock, and its status.
 #[utoipa::path(get, path = "/store/inventory/{petId}", tag = "Store", operation_id = "getInventory",
     params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
     responses(

@@ -71,6 +71,9 @@ async fn create(
 }
 
 /// List keys (admin)
+///
+/// Every key, revoked ones included, by id; secrets are never shown again. Paged like
+/// `GET /pets`.
 #[utoipa::path(get, path = "/keys", tag = "Store", operation_id = "listKeys",
     params(PageQuery),
     responses(

@@ -42,8 +42,9 @@ use crate::{AppState, Config};
     tags(
         (name = "Pets", description = "Pets and their categories"),
         (name = "Store", description = "Stock, orders and API keys"),
+        (name = "Meta", description = "This document"),
     ),
-    components(schemas(AppError)),
+    components(schemas(AppError, app::model::SignUp)),
     modifiers(&SecuritySchemes)
 )]
 struct ApiDoc;
@@ -127,19 +128,25 @@ fn add(
 
 /// The document `GET /openapi.json` serves (the docs page is drawn from it).
 pub fn document(config: &Config) -> serde_json::Value {
-    serde_json::to_value(routes(config).1).expect("the OpenAPI document serializes")
+    let mut document = serde_json::to_value(routes(config).1).expect("the OpenAPI document serializes");
+    for_generators::complete(&mut document);
+    document
 }
 
 /// The document as `GET /openapi.json` sends it, written once (`AppState`).
 pub fn document_json(config: &Config) -> Bytes {
-    Bytes::from(serde_json::to_string(&routes(config).1).expect("the OpenAPI document serializes"))
+    Bytes::from(serde_json::to_string(&document(config)).expect("the OpenAPI document serializes"))
 }
 
 /// This document
 ///
-/// The OpenAPI 3.1 description of this API. Needs no key.
-#[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenApiDocument",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
+/// The OpenAPI 3.1 description of this API, as JSON. Needs no key (requests count
+/// against the client's address).
+#[utoipa::path(get, path = "/openapi.json", tag = "Meta", operation_id = "getOpenApiDocument",
+    responses(
+        (status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
+        (status = 429, description = "Over the address's rate limit (`rate_limited`), or banned (`temporarily_banned`); see `Retry-After`", body = AppError),
+    ))]
 async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], state.openapi_json.clone())
 }
@@ -148,6 +155,12 @@ async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
 /// of `GET /pets/{petId}` with its configured sunset date.
 fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
     let sunset = config.sunset.date().to_string();
+    document.info.contact = Some(
+        utoipa::openapi::ContactBuilder::new()
+            .name(Some("Pet Store API"))
+            .url(Some(format!("{}/docs", config.origin())))
+            .build(),
+    );
     for (path, item) in document.paths.paths.iter_mut() {
         for (method, operation) in operations(item) {
             let id = operation.operation_id.clone().unwrap_or_default();
@@ -162,16 +175,20 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
                 extensions = extensions.add("x-sunset", sunset.clone()).add("x-successor", "GET /pets?ids={petId}");
             }
             operation.extensions.get_or_insert_with(Default::default).merge(extensions.build());
-            if !PUBLIC.contains(&id.as_str()) {
+            operation.security = Some(if PUBLIC.contains(&id.as_str()) {
+                // Said outright, so that linters and generators need not guess.
+                Vec::new()
+            } else {
                 let mut security = vec![
                     SecurityRequirement::new("apiKey", Vec::<String>::new()),
                     SecurityRequirement::new("bearer", Vec::<String>::new()),
                 ];
                 if KEY_OPTIONAL.contains(&id.as_str()) {
-                    security.push(SecurityRequirement::default());
+                    // Anonymous first: a generated client then calls it without a key.
+                    security.insert(0, SecurityRequirement::default());
                 }
-                operation.security = Some(security);
-            }
+                security
+            });
         }
     }
     name_patterns(document);
@@ -210,4 +227,132 @@ pub fn operations(item: &mut PathItem) -> impl Iterator<Item = (&'static str, &m
     ]
     .into_iter()
     .filter_map(|(method, operation)| operation.as_mut().map(|op| (method, op)))
+}
+
+/// What the handlers' annotations cannot say once for all, added to the document as
+/// JSON: the headers every response may carry, the errors any operation may answer,
+/// and the two bodies of `POST /keys`.
+mod for_generators {
+    use serde_json::{Map, Value, json};
+
+    /// The error statuses every operation may answer, whatever its own are.
+    const EVERY_OPERATION: [(&str, &str); 3] =
+        [("405", "MethodNotAllowed"), ("500", "InternalError"), ("503", "Unavailable")];
+
+    pub fn complete(document: &mut Value) {
+        add_components(document);
+        let Some(paths) = document["paths"].as_object_mut() else { return };
+        for item in paths.values_mut() {
+            let Some(item) = item.as_object_mut() else { continue };
+            for operation in item.values_mut().filter_map(Value::as_object_mut) {
+                if let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) {
+                    complete_responses(responses);
+                }
+                for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+                    never_null(parameter);
+                }
+                if operation.get("operationId") == Some(&json!("createKey")) {
+                    operation.insert("requestBody".into(), sign_up_or_new_key());
+                }
+            }
+        }
+    }
+
+    fn complete_responses(responses: &mut Map<String, Value>) {
+        for (status, name) in EVERY_OPERATION {
+            responses.entry(status).or_insert_with(|| json!({"$ref": format!("#/components/responses/{name}")}));
+        }
+        for (status, response) in responses.iter_mut() {
+            let Some(response) = response.as_object_mut().filter(|r| !r.contains_key("$ref")) else { continue };
+            let headers = response.entry("headers").or_insert_with(|| json!({}));
+            let Some(headers) = headers.as_object_mut() else { continue };
+            rate_limit_headers(headers);
+            match status.as_str() {
+                "429" => {
+                    headers.insert("Retry-After".into(), header_ref("Retry-After"));
+                }
+                "401" => {
+                    headers.insert("WWW-Authenticate".into(), header_ref("WWW-Authenticate"));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A parameter is sent or not; it is never `null` (utoipa types an optional one as
+    /// `["string", "null"]`).
+    fn never_null(parameter: &mut Value) {
+        let Some(schema_type) = parameter.get_mut("schema").and_then(|schema| schema.get_mut("type")) else { return };
+        if let Some(types) = schema_type.as_array() {
+            let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            *schema_type = if types.len() == 1 { types[0].clone() } else { Value::Array(types) };
+        }
+    }
+
+    fn rate_limit_headers(headers: &mut Map<String, Value>) {
+        for name in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
+            headers.insert(name.into(), header_ref(name));
+        }
+    }
+
+    fn header_ref(name: &str) -> Value {
+        json!({"$ref": format!("#/components/headers/{name}")})
+    }
+
+    fn error_response(description: &str) -> Value {
+        let mut headers = Map::new();
+        rate_limit_headers(&mut headers);
+        json!({
+            "description": description,
+            "headers": headers,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        })
+    }
+
+    /// One example per resource a client reads or sends most.
+    fn examples() -> [(&'static str, Value); 7] {
+        [
+            ("Pet", json!({"id": 10, "name": "Rex", "categoryId": 1, "status": "available"})),
+            ("NewPet", json!({"name": "Rex", "categoryId": 1})),
+            ("Category", json!({"id": 1, "name": "Dogs", "description": "Loyal friends"})),
+            ("InventoryItem", json!({"petId": 10, "quantity": 3, "status": "available"})),
+            ("NewOrder", json!({"petId": 10, "quantity": 1})),
+            ("Order", json!({"id": 7, "petId": 10, "quantity": 1, "complete": false, "shipDate": null})),
+            ("Error", json!({"code": "insufficient_stock", "message": "only 2 of pet 10 in stock", "status": 409})),
+        ]
+    }
+
+    fn add_components(document: &mut Value) {
+        for (schema, example) in examples() {
+            if let Some(schema) = document["components"]["schemas"][schema].as_object_mut() {
+                schema.insert("examples".into(), json!([example]));
+            }
+        }
+        let integer = |description: &str| json!({"description": description, "schema": {"type": "integer"}});
+        let components = &mut document["components"];
+        components["headers"] = json!({
+            "X-RateLimit-Limit": integer("Requests the caller may make in the current window (the key's plan, or the address's Free limits without a key)"),
+            "X-RateLimit-Remaining": integer("Requests left in the current window"),
+            "X-RateLimit-Reset": integer("When the window ends (or the ban, while banned), in Unix seconds"),
+            "Retry-After": integer("Seconds to wait before the request can succeed"),
+            "WWW-Authenticate": {"description": "`ApiKey`: how to authenticate", "schema": {"type": "string"}},
+        });
+        components["responses"] = json!({
+            "MethodNotAllowed": error_response("The path exists, but not with this method (`method_not_allowed`)"),
+            "InternalError": error_response("The server failed; nothing was changed (`internal_error`)"),
+            "Unavailable": error_response("The store is busy or unavailable; retry after a moment (`unavailable`)"),
+        });
+    }
+
+    /// An admin sends `NewApiKey`; anyone else `SignUp`, or nothing at all.
+    fn sign_up_or_new_key() -> Value {
+        json!({
+            "description": "Without a key, `SignUp` (`{}` or nothing at all will do); with an admin key, `NewApiKey`",
+            "required": false,
+            "content": {"application/json": {"schema": {"oneOf": [
+                {"$ref": "#/components/schemas/SignUp"},
+                {"$ref": "#/components/schemas/NewApiKey"},
+            ]}}},
+        })
+    }
 }

@@ -88,14 +88,14 @@ fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl I
             </nav>
             <div class="docs-body">
                 <h1>{format!("{} {}", reference.title, reference.version)}</h1>
-                <p>{reference.description}</p>
+                <div class="markdown" inner_html=reference.description></div>
                 <p>"Base URL " <code>"/api/v1"</code> ". The machine-readable document: "
                     <a href="/api/v1/openapi.json">"openapi.json"</a>"."</p>
                 <section id="guide" class="guide" aria-label="Guide" inner_html=guide_html></section>
                 {reference.groups.into_iter().map(|group| view! {
                     <section class="docs-group" aria-labelledby=format!("tag-{}", group.tag)>
                         <h2 id=format!("tag-{}", group.tag)>{group.tag.clone()}</h2>
-                        <p>{group.description}</p>
+                        <div class="markdown" inner_html=group.description></div>
                         {group.operations.into_iter().map(|operation| view! { <Operation operation signed_in origin=origin.clone()/> }).collect_view()}
                     </section>
                 }).collect_view()}
@@ -139,7 +139,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
                             <td data-label="Name"><code>{p.name}</code>{p.required.then_some(" (required)")}</td>
                             <td data-label="In">{p.location}</td>
                             <td data-label="Type">{type_view(p.type_label)}</td>
-                            <td data-label="Description">{p.description}</td>
+                            <td data-label="Description" inner_html=p.description></td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -149,7 +149,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
     let body = operation.body.clone().map(|body| {
         view! {
             <h4>"Request body"</h4>
-            <p>{type_view(body.type_label)}" "{body.description}</p>
+            <p>{type_view(body.type_label)}" "<span inner_html=body.description></span></p>
         }
     });
     let responses = operation
@@ -160,7 +160,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
             view! {
                 <tr>
                     <td data-label="Status"><code>{r.status}</code></td>
-                    <td data-label="Meaning">{r.description}</td>
+                    <td data-label="Meaning" inner_html=r.description></td>
                     <td data-label="Body">{r.type_label.map(type_view)}</td>
                     <td data-label="Error codes">{r.codes.into_iter().map(|c| view! { <code class="code">{c}</code>" " }).collect_view()}</td>
                 </tr>
@@ -198,7 +198,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
                     {d.successor.map(|s| view! { "Use " <code>{s}</code> " instead." })}
                 </div>
             })}
-            <p class="description">{operation.description.clone()}</p>
+            <div class="description markdown" inner_html=operation.description.clone()></div>
             {params}
             {body}
             <h4>"Responses"</h4>
@@ -222,7 +222,7 @@ fn Schema(schema: SchemaDoc) -> impl IntoView {
     view! {
         <article class="schema" id=format!("schema-{}", schema.name) aria-labelledby=format!("schema-{}-title", schema.name)>
             <h3 id=format!("schema-{}-title", schema.name)><code>{schema.name.clone()}</code></h3>
-            <p>{schema.description}</p>
+            <div class="markdown" inner_html=schema.description></div>
             {(!schema.values.is_empty()).then(|| view! {
                 <p>"One of: "{schema.values.join(", ")}</p>
             })}
@@ -235,7 +235,7 @@ fn Schema(schema: SchemaDoc) -> impl IntoView {
                                 <td data-label="Field"><code>{f.name}</code>{f.required.then_some(" (required)")}</td>
                                 <td data-label="Type">{type_view(f.type_label)}</td>
                                 <td data-label="Rules">{f.constraints}</td>
-                                <td data-label="Description">{f.description}</td>
+                                <td data-label="Description" inner_html=f.description></td>
                             </tr>
                         }).collect_view()}
                     </tbody>

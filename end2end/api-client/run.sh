@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The OpenAPI document as third parties meet it, from the release server: Redocly CLI
+# (recommended rules) and Spectral (spectral:oas) must find no error and no warning,
+# and a TypeScript client generated from it with openapi-typescript must type-check
+# (tsc --strict) and run a first integration (flow.ts) against the server. Loopback
+# only; the server runs over a throw-away database with the demo catalog. The tools
+# are end2end's npm packages, pinned in end2end/package-lock.json.
+#
+#   end2end/api-client/run.sh            (make test-api runs it)
+#
+# Environment: SERVER_BIN (default target/release/server), API_CLIENT_ADDR (default
+# 127.0.0.1:3013).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+server_bin="${SERVER_BIN:-$root/target/release/server}"
+addr="${API_CLIENT_ADDR:-127.0.0.1:3013}"
+bin="$root/end2end/node_modules/.bin"
+out="$root/target/api-client"
+work="$(mktemp -d)"
+mkdir -p "$out"
+export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
+
+cleanup() {
+  if [[ -n "${pid:-}" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+DATABASE_URL="sqlite://$work/client.db" PETSTORE_ADDR="$addr" PETSTORE_DEMO_DATA=true RUST_LOG=warn \
+  LEPTOS_SITE_ROOT="$root/target/site" "$server_bin" >"$work/server.out" 2>"$out/server.log" &
+pid=$!
+for _ in $(seq 300); do
+  grep -q "is running at" "$work/server.out" && break
+  kill -0 "$pid" 2>/dev/null || { echo "the server did not start:"; cat "$out/server.log"; exit 1; }
+  sleep 0.1
+done
+curl -fsS "http://$addr/api/v1/openapi.json" -o "$out/openapi.json"
+
+echo "--- redocly lint (recommended)"
+# Redocly fails on errors only; warnings are counted in its JSON report, and none is allowed.
+"$bin/redocly" lint "$out/openapi.json" --config "$here/redocly.yaml" --format json >"$out/redocly.json" \
+  || { cat "$out/redocly.json"; exit 1; }
+node -e 'const r = require(process.argv[1]); console.log(JSON.stringify(r.totals));
+  if (r.totals.errors + r.totals.warnings > 0) { console.log(JSON.stringify(r.problems, null, 1)); process.exit(1); }' \
+  "$out/redocly.json"
+
+echo "--- spectral lint (spectral:oas)"
+"$bin/spectral" lint "$out/openapi.json" --ruleset "$here/.spectral.yaml" --fail-severity warn
+
+echo "--- openapi-typescript, tsc --strict, and the flow"
+mkdir -p "$here/generated"
+"$bin/openapi-typescript" "$out/openapi.json" --output "$here/generated/petstore.ts"
+"$bin/tsc" -p "$here/tsconfig.json"
+# The compiled flow imports openapi-fetch from end2end's node_modules.
+cp "$here/package.json" "$out/js/package.json"
+NODE_PATH="$root/end2end/node_modules" PETSTORE_API="http://$addr/api/v1" node "$out/js/flow.js"
