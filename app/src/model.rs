@@ -22,9 +22,22 @@ fn only_true() -> utoipa::openapi::Object {
 /// A pet's place in the sale cycle: `available` (in stock, can be ordered), `pending`
 /// (its last units are in open orders), `sold` (gone).
 // The states and their rules: contract.md, "States".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum PetStatus {
     Available,
     Pending,
@@ -32,18 +45,13 @@ pub enum PetStatus {
 }
 
 impl PetStatus {
-    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
-
+    /// The name the API uses (`available`, …).
     pub fn as_str(self) -> &'static str {
-        match self {
-            PetStatus::Available => "available",
-            PetStatus::Pending => "pending",
-            PetStatus::Sold => "sold",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<PetStatus> {
-        PetStatus::ALL.into_iter().find(|status| status.as_str() == s)
+        s.parse().ok()
     }
 
     /// The word people read (badges, pickers and sentences alike).
@@ -90,19 +98,13 @@ macro_rules! deserialize_by_name {
     ($($ty:ty),*) => {$(
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                one_of(deserializer, &<$ty>::ALL, <$ty>::as_str)
+                one_of(deserializer, <$ty as strum::VariantArray>::VARIANTS, <$ty>::as_str)
             }
         }
     )*};
 }
 
 deserialize_by_name!(PetStatus, Role, Plan);
-
-impl std::fmt::Display for PetStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Request body for creating (POST) or replacing (PUT) a pet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -251,17 +253,28 @@ pub struct Page<T> {
 /// What a key may do: `customer` browses the catalog and places and cancels its own
 /// orders; `admin` also changes the catalog and stock, completes orders and manages keys.
 // contract.md, "Endpoints": the role column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type, clap::ValueEnum), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Role {
     Customer,
     Admin,
 }
 
 impl Role {
-    pub const ALL: [Role; 2] = [Role::Customer, Role::Admin];
-
     /// The word people read.
     pub fn label(self) -> &'static str {
         match self {
@@ -270,18 +283,29 @@ impl Role {
         }
     }
 
+    /// The name the API uses (`customer`, `admin`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Customer => "customer",
-            Role::Admin => "admin",
-        }
+        self.into()
     }
 }
 
 /// A key's plan, which sets its rate limits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type, clap::ValueEnum), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Plan {
     Free,
     Pro,
@@ -290,8 +314,6 @@ pub enum Plan {
 }
 
 impl Plan {
-    pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pro, Plan::Business, Plan::Enterprise];
-
     /// The word people read.
     pub fn label(self) -> &'static str {
         match self {
@@ -302,13 +324,9 @@ impl Plan {
         }
     }
 
+    /// The name the API uses (`free`, …).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Pro => "pro",
-            Plan::Business => "business",
-            Plan::Enterprise => "enterprise",
-        }
+        self.into()
     }
 
     /// The plan's fixed limits; Enterprise has none of its own (set per key).
@@ -453,8 +471,21 @@ pub struct OrderFilter {
 }
 
 /// Where an order stands, as the storefront shows it (the API shows no cancelled ones).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum OrderState {
     Open,
     Completed,
@@ -462,14 +493,8 @@ pub enum OrderState {
 }
 
 impl OrderState {
-    pub const ALL: [OrderState; 3] = [OrderState::Open, OrderState::Completed, OrderState::Cancelled];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            OrderState::Open => "open",
-            OrderState::Completed => "completed",
-            OrderState::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     /// The word people read (the badges and the filter use it alike).
@@ -482,7 +507,7 @@ impl OrderState {
     }
 
     pub fn parse(text: &str) -> Option<OrderState> {
-        OrderState::ALL.into_iter().find(|state| state.as_str() == text)
+        text.parse().ok()
     }
 }
 

@@ -1,5 +1,6 @@
 //! The server's settings: every one is a flag with an environment variable behind it
-//! (flag wins), parsed by clap. The README's "Operations" table lists them.
+//! (flag wins), parsed by clap into [`Config`]. The README's "Operations" table lists
+//! them.
 //! (`LEPTOS_*` variables, such as `LEPTOS_SITE_ROOT`, are read by Leptos itself.)
 
 use std::net::SocketAddr;
@@ -9,7 +10,7 @@ use app::services::access::TrustedProxies;
 use app::services::limits::BanPolicy;
 use clap::{Args, ValueEnum};
 use ipnet::IpNet;
-use time::{Date, Month, OffsetDateTime};
+use time::{Date, OffsetDateTime};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/petstore.db";
 
@@ -23,9 +24,11 @@ pub enum LogFormat {
     Json,
 }
 
-/// The flags, as clap reads them. `Config` is what the rest of the server uses.
+/// The settings the server runs with: every one a flag with an environment variable
+/// behind it, parsed by clap; their defaults are said once, here ([`Config::default`]
+/// is these defaults, read without the environment).
 #[derive(Args, Clone, Debug)]
-pub struct Settings {
+pub struct Config {
     /// Address to listen on [default: LEPTOS_SITE_ADDR, else 127.0.0.1:3000]
     #[arg(long, env = "PETSTORE_ADDR", global = true)]
     pub addr: Option<SocketAddr>,
@@ -41,11 +44,13 @@ pub struct Settings {
           value_parser = clap::builder::BoolishValueParser::new(), global = true)]
     pub demo_data: bool,
     /// When GET /pets/{petId} was deprecated (its Deprecation header), YYYY-MM-DD
-    #[arg(long, env = "PETSTORE_DEPRECATION_DATE", default_value = "2026-11-01", value_parser = parse_date, global = true)]
-    pub deprecation_date: OffsetDateTime,
+    #[arg(long = "deprecation-date", env = "PETSTORE_DEPRECATION_DATE", default_value = "2026-11-01",
+          value_parser = parse_date, global = true)]
+    pub deprecation: OffsetDateTime,
     /// From this date (midnight UTC) GET /pets/{petId} answers 410, YYYY-MM-DD
-    #[arg(long, env = "PETSTORE_SUNSET_DATE", default_value = "2027-06-30", value_parser = parse_date, global = true)]
-    pub sunset_date: OffsetDateTime,
+    #[arg(long = "sunset-date", env = "PETSTORE_SUNSET_DATE", default_value = "2027-06-30", value_parser = parse_date,
+          global = true)]
+    pub sunset: OffsetDateTime,
     /// Refusals in one rate-limit window after which the next request bans the key
     #[arg(long, env = "PETSTORE_BAN_AFTER", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(1..), global = true)]
@@ -55,9 +60,8 @@ pub struct Settings {
           value_parser = clap::value_parser!(i64).range(1..), global = true)]
     pub ban_minutes: i64,
     /// Longest a request may take, body upload included, in seconds; slower ones are cut off
-    #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value_t = 30,
-          value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
-    pub request_timeout: u64,
+    #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value = "30", value_parser = parse_timeout, global = true)]
+    pub request_timeout: Duration,
     /// Proxies whose X-Forwarded-For names the client (comma-separated networks, such as
     /// 10.0.0.0/8,::1); by default none, and the TCP peer is the client
     #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = TrustedProxies::parse_network,
@@ -72,29 +76,17 @@ pub struct Settings {
     pub bench_ceiling_addr: Option<SocketAddr>,
 }
 
-/// The settings the server runs with.
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub addr: Option<SocketAddr>,
-    pub database_url: String,
-    pub log_format: LogFormat,
-    pub demo_data: bool,
-    /// When `GET /pets/{petId}` was deprecated, sent in its `Deprecation` header.
-    pub deprecation: OffsetDateTime,
-    /// From this instant on, `GET /pets/{petId}` answers 410.
-    pub sunset: OffsetDateTime,
-    pub bans: BanPolicy,
-    /// Longest a request may take, reading its body included.
-    pub request_timeout: Duration,
-    /// Whose `X-Forwarded-For` is believed.
-    pub trusted_proxies: TrustedProxies,
-    /// Scheme and host the store is reached at (`https://shop.example`), when set.
-    pub public_url: Option<String>,
-    /// Where to serve the benchmark's bare ceiling route (`ops::ceiling`), if anywhere.
-    pub bench_ceiling_addr: Option<SocketAddr>,
-}
-
 impl Config {
+    /// When a key or address is banned, and for how long.
+    pub fn bans(&self) -> BanPolicy {
+        BanPolicy { after_refusals: self.ban_after, seconds: self.ban_minutes * 60 }
+    }
+
+    /// Whose `X-Forwarded-For` is believed.
+    pub fn proxies(&self) -> TrustedProxies {
+        TrustedProxies::new(self.trusted_proxies.iter().copied())
+    }
+
     /// Whether browsers reach the store over HTTPS (so cookies may be `Secure`).
     pub fn is_https(&self) -> bool {
         self.public_url.as_deref().is_some_and(|url| url.starts_with("https://"))
@@ -111,44 +103,19 @@ impl Config {
     }
 }
 
+/// The flags' defaults, read as if no flag and no variable were given (what tests and
+/// benchmarks start from).
 impl Default for Config {
     fn default() -> Self {
-        Config {
-            addr: None,
-            database_url: DEFAULT_DATABASE_URL.into(),
-            log_format: LogFormat::Human,
-            demo_data: true,
-            deprecation: midnight(2026, Month::November, 1),
-            sunset: midnight(2027, Month::June, 30),
-            bans: BanPolicy::default(),
-            request_timeout: Duration::from_secs(30),
-            trusted_proxies: TrustedProxies::default(),
-            public_url: None,
-            bench_ceiling_addr: None,
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            config: Config,
         }
+        let command = <Defaults as clap::CommandFactory>::command().mut_args(|arg| arg.env(None));
+        let matches = command.get_matches_from(["server"]);
+        <Config as clap::FromArgMatches>::from_arg_matches(&matches).expect("the defaults parse")
     }
-}
-
-impl From<Settings> for Config {
-    fn from(settings: Settings) -> Self {
-        Config {
-            addr: settings.addr,
-            database_url: settings.database_url,
-            log_format: settings.log_format,
-            demo_data: settings.demo_data,
-            deprecation: settings.deprecation_date,
-            sunset: settings.sunset_date,
-            bans: BanPolicy { after_refusals: settings.ban_after, seconds: settings.ban_minutes * 60 },
-            request_timeout: Duration::from_secs(settings.request_timeout),
-            trusted_proxies: TrustedProxies::new(settings.trusted_proxies),
-            public_url: settings.public_url,
-            bench_ceiling_addr: settings.bench_ceiling_addr,
-        }
-    }
-}
-
-fn midnight(year: i32, month: Month, day: u8) -> OffsetDateTime {
-    Date::from_calendar_date(year, month, day).expect("a valid date").midnight().assume_utc()
 }
 
 /// A `YYYY-MM-DD` date, as midnight UTC.
@@ -173,6 +140,14 @@ pub fn parse_database_url(raw: &str) -> Result<String, String> {
     ))
 }
 
+/// A whole number of seconds from 1 to 3600.
+fn parse_timeout(raw: &str) -> Result<Duration, String> {
+    match raw.trim().parse::<u64>() {
+        Ok(seconds @ 1..=3600) => Ok(Duration::from_secs(seconds)),
+        _ => Err(format!("expected whole seconds from 1 to 3600, got {raw:?}")),
+    }
+}
+
 /// `https://shop.example` or `http://localhost:3000`: a scheme and a host (and port),
 /// nothing after them; kept without a trailing slash.
 pub fn parse_public_url(raw: &str) -> Result<String, String> {
@@ -192,16 +167,21 @@ mod tests {
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
-        settings: Settings,
+        config: Config,
     }
 
     fn parse(args: &[&str]) -> Result<Config, clap::Error> {
-        Cli::try_parse_from(std::iter::once("server").chain(args.iter().copied())).map(|cli| cli.settings.into())
+        Cli::try_parse_from(std::iter::once("server").chain(args.iter().copied())).map(|cli| cli.config)
+    }
+
+    fn midnight(year: i32, month: time::Month, day: u8) -> OffsetDateTime {
+        Date::from_calendar_date(year, month, day).unwrap().midnight().assume_utc()
     }
 
     #[test]
     fn dates_parse_to_midnight_utc() {
-        assert_eq!(parse_date("2027-06-30").unwrap(), Config::default().sunset);
+        assert_eq!(parse_date("2027-06-30").unwrap(), midnight(2027, time::Month::June, 30));
+        assert_eq!(Config::default().sunset, midnight(2027, time::Month::June, 30));
         assert!(parse_date("30/06/2027").unwrap_err().starts_with("expected a date"));
     }
 
@@ -215,7 +195,9 @@ mod tests {
         let default = Config::default();
         assert_eq!(parsed.database_url, default.database_url);
         assert_eq!((parsed.deprecation, parsed.sunset), (default.deprecation, default.sunset));
-        assert_eq!(parsed.bans, default.bans);
+        assert_eq!(parsed.bans(), default.bans());
+        assert_eq!(default.bans(), BanPolicy::default());
+        assert_eq!(default.request_timeout, Duration::from_secs(30));
         assert_eq!(parsed.request_timeout, default.request_timeout);
         assert!(parsed.demo_data && parsed.addr.is_none() && parsed.log_format == LogFormat::Human);
     }
@@ -239,13 +221,10 @@ mod tests {
         assert_eq!(config.database_url, "sqlite://x.db");
         assert_eq!(config.log_format, LogFormat::Json);
         assert!(!config.demo_data);
-        assert_eq!(config.sunset, midnight(2028, Month::January, 2));
-        assert_eq!(config.bans, BanPolicy { after_refusals: 3, seconds: 120 });
+        assert_eq!(config.sunset, midnight(2028, time::Month::January, 2));
+        assert_eq!(config.bans(), BanPolicy { after_refusals: 3, seconds: 120 });
         assert_eq!(config.request_timeout, Duration::from_secs(5));
-        assert_eq!(
-            config.trusted_proxies,
-            TrustedProxies::new(["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()])
-        );
+        assert_eq!(config.proxies(), TrustedProxies::new(["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()]));
         assert_eq!(config.public_url.as_deref(), Some("https://shop.example"));
         assert!(config.is_https());
     }
@@ -256,6 +235,7 @@ mod tests {
             "--ban-after=0",
             "--ban-minutes=-1",
             "--sunset-date=tomorrow",
+            "--request-timeout=0",
             "--demo-data=maybe",
             "--addr=x",
             "--trusted-proxies=10.0.0.0/40",

@@ -88,11 +88,11 @@ impl AppState {
     /// caches' freshness) and the retention sweep (`services::retention`); both tasks
     /// end when the store is closed.
     pub async fn new(db: Db, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
-        let limiter = RateLimiter::load(clock.clone(), config.bans, &db).await?;
+        let limiter = RateLimiter::load(clock.clone(), config.bans(), &db).await?;
         tokio::spawn(db.clone().watch_catalog());
         app::services::retention::spawn(db.clone(), clock.clone());
         Ok(AppState(Arc::new(Shared {
-            access: Access::new(db.clone(), clock.clone(), Arc::new(limiter), config.trusted_proxies.clone()),
+            access: Access::new(db.clone(), clock.clone(), Arc::new(limiter), config.proxies()),
             session_cookie: SessionCookie { secure: config.is_https() },
             traffic: Arc::new(Traffic::new(clock.clone())),
             deprecation: api::pets::DeprecationHeaders::new(&config),

@@ -1,17 +1,18 @@
 //! The pet store server. `server` (or `server serve`) serves; `server keys …` manages
-//! API keys. Settings are flags or environment variables (`config::Settings`, the README).
+//! API keys. Settings are flags or environment variables (`config::Config`, the README).
 
 use std::net::SocketAddr;
-use std::process::ExitCode;
+
+use anyhow::{Context, bail};
 
 use app::model::{Limits, NewApiKey, Plan, Role};
 use app::services::clock::Clock;
 use app::services::keys;
 use axum::ServiceExt;
 use axum::serve::ListenerExt;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use leptos::prelude::get_configuration;
-use server::config::{LogFormat, Settings};
+use server::config::LogFormat;
 use server::{AppState, Config};
 use tracing_subscriber::EnvFilter;
 
@@ -25,7 +26,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(name = "server", about = "The pet store: storefront and REST API over SQLite")]
 struct Cli {
     #[command(flatten)]
-    settings: Settings,
+    config: Config,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -46,9 +47,9 @@ enum KeysCommand {
         #[arg(long)]
         name: String,
         #[arg(long, value_enum)]
-        role: RoleArg,
+        role: Role,
         #[arg(long, value_enum, default_value = "free")]
-        plan: PlanArg,
+        plan: Plan,
         /// Enterprise only: requests per minute.
         #[arg(long)]
         per_minute: Option<u32>,
@@ -62,35 +63,14 @@ enum KeysCommand {
     Revoke { id: i64 },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum RoleArg {
-    Customer,
-    Admin,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PlanArg {
-    Free,
-    Pro,
-    Business,
-    Enterprise,
-}
-
 #[tokio::main]
-async fn main() -> ExitCode {
+async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let config = Config::from(cli.settings);
+    let config = cli.config;
     init_logging(config.log_format);
-    let result = match cli.command.unwrap_or(Command::Serve) {
+    match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
         Command::Keys(command) => manage_keys(config, command).await,
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("server: {message}");
-            ExitCode::FAILURE
-        }
     }
 }
 
@@ -104,34 +84,24 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-async fn open(config: &Config) -> Result<app::db::Db, String> {
+async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
     app::db::Db::connect(&config.database_url)
         .await
-        .map_err(|e| format!("opening the database {}: {e}", config.database_url))
+        .with_context(|| format!("opening the database {}", config.database_url))
 }
 
-async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String> {
+async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()> {
     let db = open(&config).await?;
     let now = Clock::system().now();
     match command {
         KeysCommand::Create { name, role, plan, per_minute, per_day } => {
-            let role = match role {
-                RoleArg::Customer => Role::Customer,
-                RoleArg::Admin => Role::Admin,
-            };
-            let plan = match plan {
-                PlanArg::Free => Plan::Free,
-                PlanArg::Pro => Plan::Pro,
-                PlanArg::Business => Plan::Business,
-                PlanArg::Enterprise => Plan::Enterprise,
-            };
             let limits = match (per_minute, per_day) {
                 (None, None) => None,
                 (Some(per_minute), Some(per_day)) => Some(Limits { per_minute, per_day }),
-                _ => return Err("give both --per-minute and --per-day".into()),
+                _ => bail!("give both --per-minute and --per-day"),
             };
             let created =
-                keys::create(&db, now, NewApiKey { name, role, plan, limits }).await.map_err(|e| e.message)?;
+                keys::create(&db, now, NewApiKey { name, role, plan, limits }).await.context("creating the key")?;
             // Only the secret on stdout, so that scripts can capture it.
             println!("{}", created.key);
             eprintln!("created key {} ({}, {})", created.key_info.id, role.as_str(), plan.as_str());
@@ -141,7 +111,7 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
                 "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  name",
                 "id", "role", "plan", "per min", "per day", "created", "revoked"
             );
-            for row in keys::list_all(&db).await.map_err(|e| e.message)? {
+            for row in keys::list_all(&db).await.context("listing the keys")? {
                 let key = row.to_api();
                 println!(
                     "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  {}",
@@ -157,7 +127,7 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
             }
         }
         KeysCommand::Revoke { id } => {
-            let row = keys::revoke(&db, now, id).await.map_err(|e| e.message)?;
+            let row = keys::revoke(&db, now, id).await.with_context(|| format!("revoking key {id}"))?;
             eprintln!("revoked key {} ({}); a running server stops accepting it within a second", row.id, row.name);
         }
     }
@@ -165,8 +135,8 @@ async fn manage_keys(config: Config, command: KeysCommand) -> Result<(), String>
     Ok(())
 }
 
-async fn serve(config: Config) -> Result<(), String> {
-    let leptos = get_configuration(None).map_err(|e| format!("reading the Leptos configuration: {e}"))?;
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let leptos = get_configuration(None).context("reading the Leptos configuration")?;
     let mut options = leptos.leptos_options;
     // `cargo leptos build` writes the assets' content hashes beside the binary; with them
     // the pages name `petstore.<hash>.wasm`, which browsers may cache for good.
@@ -181,44 +151,44 @@ async fn serve(config: Config) -> Result<(), String> {
     let config = Config { addr: Some(addr), ..config };
 
     let db = open(&config).await?;
-    if config.demo_data && app::services::demo::seed_if_empty(&db).await.map_err(|e| e.message)? {
+    if config.demo_data && app::services::demo::seed_if_empty(&db).await.context("loading the demo catalog")? {
         tracing::info!("loaded the demo catalog into the empty database");
     }
     let clock = Clock::system();
-    if keys::count(&db).await.map_err(|e| e.message)? == 0 {
+    if keys::count(&db).await.context("counting the keys")? == 0 {
         let admin = NewApiKey {
             name: "First admin".into(),
             role: Role::Admin,
             plan: Plan::Enterprise,
             limits: Some(Limits { per_minute: 10_000, per_day: 1_000_000 }),
         };
-        let created = keys::create(&db, clock.now(), admin).await.map_err(|e| e.message)?;
+        let created = keys::create(&db, clock.now(), admin).await.context("creating the first admin key")?;
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 
     let bench_ceiling = config.bench_ceiling_addr;
-    let state = AppState::new(db.clone(), config, clock).await.map_err(|e| e.message)?;
+    let state = AppState::new(db.clone(), config, clock).await.context("loading the rate-limit counters")?;
     let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
     let limiter = state.access.limiter.clone();
     let router = server::app(state, options);
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("binding {addr}: {e}"))?;
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
     // The bound address, which differs from `addr` when its port is 0.
-    let addr = listener.local_addr().map_err(|e| format!("reading the bound address: {e}"))?;
+    let addr = listener.local_addr().context("reading the bound address")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
     if let Some(ceiling) = bench_ceiling {
-        let listener = tokio::net::TcpListener::bind(ceiling).await.map_err(|e| format!("binding {ceiling}: {e}"))?;
-        let bound = listener.local_addr().map_err(|e| format!("reading the bound address: {e}"))?;
+        let listener = tokio::net::TcpListener::bind(ceiling).await.with_context(|| format!("binding {ceiling}"))?;
+        let bound = listener.local_addr().context("reading the bound address")?;
         println!("Bench ceiling at http://{bound}/");
         tokio::spawn(async move { axum::serve(listener.tap_io(no_delay), server::ops::ceiling::router()).await });
     }
     axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())
         .await
-        .map_err(|e| format!("serving: {e}"))?;
+        .context("serving")?;
     // No requests run any more: this last flush (which waits for a running one) saves
     // everything, and only then is the periodic flusher stopped.
-    limiter.flush(&db).await.map_err(|e| format!("saving rate-limit counters: {}", e.message))?;
+    limiter.flush(&db).await.context("saving the rate-limit counters")?;
     flusher.abort();
     upkeep.abort();
     db.close().await;

@@ -229,8 +229,7 @@ async fn hammering_after_ten_refusals_bans_for_fifteen_minutes() {
 
 #[tokio::test]
 async fn ban_settings_are_configurable() {
-    let config =
-        Config { bans: app::services::limits::BanPolicy { after_refusals: 2, seconds: 120 }, ..Config::default() };
+    let config = Config { ban_after: 2, ban_minutes: 2, ..Config::default() };
     let app = TestApp::with_config(config).await;
     let (_, key) = app.key(Role::Customer, Plan::Enterprise, Some(Limits { per_minute: 1, per_day: 1000 })).await;
     let get = || app.request_as(Some(&key), Method::GET, FREE_PET_LIST, None);

@@ -3,6 +3,7 @@
 use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::{PetStatus, StatusStock};
+use strum::VariantArray;
 
 /// Pets and units in stock for each status (every status, zeros included).
 pub async fn stock_by_status(db: &Db) -> AppResult<Vec<StatusStock>> {
@@ -12,8 +13,9 @@ pub async fn stock_by_status(db: &Db) -> AppResult<Vec<StatusStock>> {
     )
     .fetch_all(db.pool())
     .await?;
-    Ok(PetStatus::ALL
-        .into_iter()
+    Ok(PetStatus::VARIANTS
+        .iter()
+        .copied()
         .map(|status| {
             let (pets, units) =
                 rows.iter().find(|row| row.0 == status).map_or((0, 0), |&(_, pets, units)| (pets, units));

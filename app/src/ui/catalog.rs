@@ -5,6 +5,7 @@
 //! when it is made (Enter, or the Apply button), not at every arrow key.
 
 use leptos::prelude::*;
+use strum::VariantArray;
 
 use crate::ui::data;
 use crate::ui::widgets::PageTitle;
@@ -179,8 +180,9 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
                 <select name="status" on:change=on_change("status") on:keydown=on_key("status")
                     on:pointerdown=by_pointer>
                     <option value="" selected=query.status.is_none()>"Any status"</option>
-                    {PetStatus::ALL
-                        .into_iter()
+                    {PetStatus::VARIANTS
+                        .iter()
+                        .copied()
                         .map(|status| {
                             let selected = query.status.as_deref() == Some(status.as_str());
                             view! { <option value=status.as_str() selected=selected>{status.label()}</option> }

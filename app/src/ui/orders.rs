@@ -7,6 +7,7 @@
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_location, use_query_map};
+use strum::VariantArray;
 
 use super::note::{Done, NoteView, from_flash};
 use super::widgets::{ErrorNotice, FormOutcome, LocalTime, PageTitle, confirm, query_string, set_status};
@@ -197,7 +198,7 @@ fn OrderFilters(action: String, query: OrdersQuery) -> impl IntoView {
             <label>"State"
                 <select name="state">
                     <option value="" selected=chosen.is_empty()>"Any"</option>
-                    {OrderState::ALL.into_iter().map(|state| view! {
+                    {OrderState::VARIANTS.iter().copied().map(|state| view! {
                         <option value=state.as_str() selected=chosen == state.as_str()>{state.label()}</option>
                     }).collect_view()}
                 </select>

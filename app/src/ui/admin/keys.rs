@@ -5,6 +5,7 @@
 //! forms are islands, and the page is shown again after each change.
 
 use leptos::prelude::*;
+use strum::VariantArray;
 
 use super::{FormOutcome, NameField, invalid};
 use crate::model::{Plan, Role};
@@ -87,14 +88,14 @@ fn NewKeyForm(note: Option<Note>) -> impl IntoView {
             <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=name/>
             <label>"Role"
                 <select name="role">
-                    {Role::ALL.into_iter().map(|r| view! {
+                    {Role::VARIANTS.iter().copied().map(|r| view! {
                         <option value=r.as_str() selected=role == r.as_str()>{r.label()}</option>
                     }).collect_view()}
                 </select>
             </label>
             <label>"Plan"
                 <select name="plan">
-                    {Plan::ALL.into_iter().map(|p| view! {
+                    {Plan::VARIANTS.iter().copied().map(|p| view! {
                         <option value=p.as_str() selected=plan == p.as_str()>{plan_label(p)}</option>
                     }).collect_view()}
                 </select>

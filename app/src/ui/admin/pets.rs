@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
+use strum::VariantArray;
 
 use super::{FormOutcome, NameField, invalid};
 use crate::model::{CategorySummary, PetCard, PetStatus};
@@ -236,7 +237,7 @@ fn StatusPicker(current: Option<PetStatus>, chosen: Option<String>) -> impl Into
                         None => "Available (the default)".to_owned(),
                     }}
                 </option>
-                {PetStatus::ALL.into_iter().map(|status| view! {
+                {PetStatus::VARIANTS.iter().copied().map(|status| view! {
                     <option value=status.as_str() selected=chosen == status.as_str()>{status.label()}</option>
                 }).collect_view()}
             </select>
