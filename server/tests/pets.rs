@@ -264,3 +264,26 @@ async fn list_pages_with_a_link_header_that_keeps_the_filters() {
     assert_eq!(first.body.as_array().unwrap().len(), 20);
     assert!(next_link(&first).is_some());
 }
+
+#[tokio::test]
+async fn with_a_public_url_location_link_and_servers_are_absolute() {
+    let config = Config { public_url: Some("https://shop.example".into()), ..Config::default() };
+    let app = TestApp::with_config(config).await;
+    let dogs = app.category("Dogs").await;
+    let created = app.post("/api/v1/pets", json!({"name": "Rex", "categoryId": dogs})).await;
+    let id = created.body["id"].as_i64().unwrap();
+    assert_eq!(created.header("location"), Some(format!("https://shop.example/api/v1/pets/{id}").as_str()));
+    app.pet("Fido", dogs, None).await;
+    let page = app.get("/api/v1/pets?limit=1").await;
+    let link = page.header("link").unwrap();
+    assert!(link.starts_with("<https://shop.example/api/v1/pets?limit=1&cursor="), "{link}");
+    let document = app.get("/api/v1/openapi.json").await;
+    assert_eq!(document.body["servers"][0]["url"], "https://shop.example/api/v1");
+
+    // Without it, paths on this server.
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let created = app.post("/api/v1/pets", json!({"name": "Rex", "categoryId": dogs})).await;
+    assert!(created.header("location").unwrap().starts_with("/api/v1/pets/"));
+    assert_eq!(app.get("/api/v1/openapi.json").await.body["servers"][0]["url"], "/api/v1");
+}

@@ -14,7 +14,7 @@ pub mod pets;
 use app::error::{AppError, ErrorCode};
 use app::model::Page;
 use std::convert::Infallible;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use axum::extract::{OriginalUri, Request};
 use axum::http::{HeaderName, HeaderValue, Method, header};
@@ -64,6 +64,7 @@ pub fn service_without_guard(state: AppState, caller: app::model::Caller) -> imp
 /// The routes inside the guard, with the body limit and the panic catcher.
 fn routes(state: AppState) -> impl HttpService {
     let (routes, _) = openapi::routes(&state.config);
+    let public_url: Option<Arc<str>> = state.config.public_url.as_deref().map(Arc::from);
     let router = routes
         // Both fallbacks after every route: axum applies the 405 one to the routes
         // registered before it.
@@ -71,6 +72,7 @@ fn routes(state: AppState) -> impl HttpService {
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);
     ServiceBuilder::new()
+        .map_response(move |response: Response| absolute_links(response, public_url.as_deref()))
         .map_response(IntoResponse::into_response)
         // Bodies are cut off at the limit as they arrive, with or without a
         // Content-Length; a Content-Length over it is refused before the handler runs.
@@ -299,6 +301,25 @@ pub fn paged<T: Serialize>(uri: &OriginalUri, page: Page<T>) -> Response {
 }
 
 /// The `Location` of a newly created resource.
+/// With `--public-url`, the `Location` and `Link` of an answer name absolute URLs
+/// (`https://shop.example/api/v1/…`), as clients behind the operator's proxy reach
+/// them; without it they stay paths on this server.
+fn absolute_links(mut response: Response, public_url: Option<&str>) -> Response {
+    let Some(public_url) = public_url else { return response };
+    for name in [header::LOCATION, header::LINK] {
+        let Some(value) = response.headers().get(&name).and_then(|v| v.to_str().ok()) else { continue };
+        let absolute = match name {
+            header::LINK => value.replace("</", &format!("<{public_url}/")),
+            _ if value.starts_with('/') => format!("{public_url}{value}"),
+            _ => continue,
+        };
+        if let Ok(value) = HeaderValue::from_str(&absolute) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
 pub fn location(path: String) -> [(header::HeaderName, String); 1] {
     [(header::LOCATION, format!("{BASE}{path}"))]
 }

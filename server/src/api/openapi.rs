@@ -155,6 +155,9 @@ async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
 /// of `GET /pets/{petId}` with its configured sunset date.
 fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
     let sunset = config.sunset.date().to_string();
+    if let Some(public_url) = &config.public_url {
+        document.servers = Some(vec![utoipa::openapi::server::Server::new(format!("{public_url}{BASE}"))]);
+    }
     document.info.contact = Some(
         utoipa::openapi::ContactBuilder::new()
             .name(Some("Pet Store API"))
