@@ -4,6 +4,7 @@
 //! fields so that a typo in a client is an error, not a silently ignored value.
 
 use serde::{Deserialize, Serialize};
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 #[cfg(feature = "ssr")]
 use utoipa::ToSchema;
@@ -22,19 +23,7 @@ fn only_true() -> utoipa::openapi::Object {
 /// A pet's place in the sale cycle: `available` (in stock, can be ordered), `pending`
 /// (its last units are in open orders), `sold` (gone).
 // The states and their rules: contract.md, "States".
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-    strum::VariantArray,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, Display, VariantArray)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -98,7 +87,7 @@ macro_rules! deserialize_by_name {
     ($($ty:ty),*) => {$(
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                one_of(deserializer, <$ty as strum::VariantArray>::VARIANTS, <$ty>::as_str)
+                one_of(deserializer, <$ty>::VARIANTS, <$ty>::as_str)
             }
         }
     )*};
@@ -253,19 +242,7 @@ pub struct Page<T> {
 /// What a key may do: `customer` browses the catalog and places and cancels its own
 /// orders; `admin` also changes the catalog and stock, completes orders and manages keys.
 // contract.md, "Endpoints": the role column.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-    strum::VariantArray,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, Display, VariantArray)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type, clap::ValueEnum), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -290,19 +267,7 @@ impl Role {
 }
 
 /// A key's plan, which sets its rate limits.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-    strum::VariantArray,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, Display, VariantArray)]
 #[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type, clap::ValueEnum), sqlx(rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -471,19 +436,7 @@ pub struct OrderFilter {
 }
 
 /// Where an order stands, as the storefront shows it (the API shows no cancelled ones).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, IntoStaticStr, EnumString, VariantArray)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum OrderState {

@@ -17,24 +17,10 @@ server_bin="${SERVER_BIN:-$root/target/release/server}"
 addr="${API_CLIENT_ADDR:-127.0.0.1:3013}"
 bin="$root/end2end/node_modules/.bin"
 out="$root/target/api-client"
-work="$(mktemp -d)"
 mkdir -p "$out"
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
-
-cleanup() {
-  if [[ -n "${pid:-}" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-DATABASE_URL="sqlite://$work/client.db" PETSTORE_ADDR="$addr" PETSTORE_DEMO_DATA=true RUST_LOG=warn \
-  LEPTOS_SITE_ROOT="$root/target/site" "$server_bin" >"$work/server.out" 2>"$out/server.log" &
-pid=$!
-for _ in $(seq 300); do
-  grep -q "is running at" "$work/server.out" && break
-  kill -0 "$pid" 2>/dev/null || { echo "the server did not start:"; cat "$out/server.log"; exit 1; }
-  sleep 0.1
-done
+log="$out/server.log"
+source "$root/end2end/start-server.sh"
 curl -fsS "http://$addr/api/v1/openapi.json" -o "$out/openapi.json"
 
 echo "--- redocly lint (recommended)"

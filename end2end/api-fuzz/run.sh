@@ -15,25 +15,10 @@ addr="${API_FUZZ_ADDR:-127.0.0.1:3012}"
 st="${ST:-st}"
 examples="${API_FUZZ_EXAMPLES:-30}"
 report_dir="$root/target/api-fuzz"
-work="$(mktemp -d)"
 mkdir -p "$report_dir"
-
-cleanup() {
-  if [[ -n "${pid:-}" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-DATABASE_URL="sqlite://$work/fuzz.db" PETSTORE_ADDR="$addr" PETSTORE_DEMO_DATA=true RUST_LOG=warn \
-  LEPTOS_SITE_ROOT="$root/target/site" "$server_bin" >"$work/server.out" 2>"$report_dir/server.log" &
-pid=$!
-for _ in $(seq 300); do
-  grep -q "is running at" "$work/server.out" && break
-  kill -0 "$pid" 2>/dev/null || { echo "the server did not start:"; cat "$report_dir/server.log"; exit 1; }
-  sleep 0.1
-done
-key="$(awk '$1 ~ /^psk_/ { print $1; exit }' "$work/server.out")"
-[[ -n "$key" ]] || { echo "no admin key in the server's first-start output"; exit 1; }
+log="$report_dir/server.log"
+source "$root/end2end/start-server.sh"
+key="$admin_key"
 
 # Two checks are left out, for reasons of the contract rather than of the server:
 # - positive_data_acceptance: the schema cannot say every rule (a cursor is opaque but
