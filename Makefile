@@ -46,7 +46,7 @@ test: test-tools lint test-rust test-e2e test-api
 # wasm32). The lint set is [workspace.lints] in Cargo.toml.
 lint: toolchain
 	cargo fmt --all --check
-	cargo clippy --locked --all-targets -p app -p server --features app/ssr -- -D warnings
+	cargo clippy --locked --all-targets -p app -p server --features app/ssr,server/bench-internals -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown -p frontend -- -D warnings
 
 test-rust: toolchain
@@ -76,7 +76,7 @@ bench: build-tools build-release
 
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain
-	cargo bench --locked -p server --bench auth_overhead
+	cargo bench --locked -p server --features bench-internals --bench auth_overhead
 
 # Orders per second over distinct pets and over one hot pet.
 bench-orders: toolchain

@@ -1,8 +1,9 @@
 //! `make bench`: the release server, started as a user would start it, over a fresh
 //! SQLite file with a realistic catalog (1,000 pets in 20 categories), loaded from this
 //! process on loopback. Every throughput is also given as a ratio to a ceiling measured
-//! in the same run: a bare axum route in the server's own process (`ops::ceiling`),
-//! answering a JSON body as long as a pet's. The ceiling is measured in turns with
+//! in the same run: a bare axum route in a process of its own (this program, started
+//! again as `ceiling`; the server users run carries no benchmark code), answering a
+//! JSON body as long as a pet's. The ceiling is measured in turns with
 //! `GET /api/v1/pets/{petId}`, whose p99 is judged against the ceiling's. Prints a
 //! table, checks the budgets of docs/PERFORMANCE.md, and writes everything to
 //! `target/bench/results.json`.
@@ -35,7 +36,6 @@ const CATEGORIES: usize = 20;
 struct Server {
     child: Child,
     addr: String,
-    ceiling: String,
     /// From spawning the process to its first 200 on `/healthz`.
     startup: Duration,
 }
@@ -46,7 +46,6 @@ impl Server {
         let mut child = Command::new(bin)
             .env("DATABASE_URL", format!("sqlite://{}", db.display()))
             .env("PETSTORE_ADDR", "127.0.0.1:0")
-            .env("PETSTORE_BENCH_CEILING_ADDR", "127.0.0.1:0")
             .env("PETSTORE_DEMO_DATA", "false")
             .env("LEPTOS_SITE_ROOT", site_root)
             .env("LEPTOS_ENV", "PROD")
@@ -56,15 +55,13 @@ impl Server {
             .spawn()
             .unwrap_or_else(|e| panic!("starting {}: {e} (run `make bench`, which builds it)", bin.display()));
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let (mut addr, mut ceiling) = (None, None);
-        while addr.is_none() || ceiling.is_none() {
+        let addr = loop {
             let line = lines.next().expect("the server's start-up lines").unwrap();
-            let after = |prefix: &str| line.strip_prefix(prefix).map(|rest| rest.split('/').next().unwrap().to_owned());
-            addr = addr.or_else(|| after("Pet Store is running at http://"));
-            ceiling = ceiling.or_else(|| after("Bench ceiling at http://"));
-        }
+            if let Some(rest) = line.strip_prefix("Pet Store is running at http://") {
+                break rest.split('/').next().unwrap().to_owned();
+            }
+        };
         std::thread::spawn(move || lines.for_each(drop)); // keep stdout drained
-        let addr = addr.unwrap();
         loop {
             let healthy = std::net::TcpStream::connect(&addr).ok().and_then(|mut stream| {
                 use std::io::{Read, Write};
@@ -79,7 +76,7 @@ impl Server {
             assert!(spawned.elapsed() < Duration::from_secs(30), "the server did not answer /healthz");
             std::thread::sleep(Duration::from_millis(1));
         }
-        Server { startup: spawned.elapsed(), child, addr, ceiling: ceiling.unwrap() }
+        Server { startup: spawned.elapsed(), child, addr }
     }
 
     /// Resident set size now, in MiB.
@@ -90,6 +87,61 @@ impl Server {
     /// Stops it as an operator would (SIGTERM, a graceful shutdown).
     fn stop(mut self) {
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// The ceiling: a bare axum route with none of the application's layers, database or
+/// JSON encoding, answering `GET /{bytes}` with `{"pad":"xxx…"}` exactly `bytes` long,
+/// in a process of its own (this program again), as a user would compare.
+struct Ceiling {
+    child: Child,
+    addr: String,
+}
+
+impl Ceiling {
+    /// Set in the child's environment: serve the ceiling instead of measuring.
+    const ROLE: &str = "PETSTORE_BENCH_CEILING";
+
+    fn start() -> Ceiling {
+        let exe = std::env::current_exe().expect("this program's path");
+        let mut child = Command::new(exe)
+            .env(Ceiling::ROLE, "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the ceiling starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines.next().expect("the ceiling's address").unwrap();
+        let addr = line.strip_prefix("Bench ceiling at http://").expect("the ceiling's first line").to_owned();
+        Ceiling { child, addr: addr.trim_end_matches('/').to_owned() }
+    }
+
+    async fn serve() {
+        use axum::serve::ListenerExt;
+        let router = axum::Router::new().route("/{bytes}", axum::routing::get(Ceiling::padded_json));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        println!("Bench ceiling at http://{}/", listener.local_addr().unwrap());
+        // As the server does: answers are sent at once (TCP_NODELAY).
+        let listener = listener.tap_io(|stream| {
+            let _ = stream.set_nodelay(true);
+        });
+        axum::serve(listener, router).await.expect("serving the ceiling");
+    }
+
+    async fn padded_json(axum::extract::Path(bytes): axum::extract::Path<usize>) -> impl axum::response::IntoResponse {
+        let bytes = bytes.clamp(11, 1 << 20);
+        let mut body = Vec::with_capacity(bytes);
+        body.extend_from_slice(b"{\"pad\":\"");
+        body.resize(bytes - 2, b'x');
+        body.extend_from_slice(b"\"}");
+        ([(axum::http::header::CONTENT_TYPE, "application/json")], body)
+    }
+}
+
+impl Drop for Ceiling {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
@@ -225,15 +277,17 @@ fn group_seconds(seconds: u64) -> u32 {
 /// compare like with like. Memory is sampled while they run. With PETSTORE_BENCH_ONLY
 /// set, only the ceiling and the rows whose name contains it run (for profiling one of
 /// them); the budgets of the others are then not judged.
-async fn measure(group: Vec<(&'static str, Requests)>, pid: u32, connections: usize, seconds: u64) -> Vec<Row> {
+/// `group`: each row's name, the process whose CPU time it is charged, and its
+/// requests; `pid` is the server, whose memory is sampled.
+async fn measure(group: Vec<(&'static str, u32, Requests)>, pid: u32, connections: usize, seconds: u64) -> Vec<Row> {
     let only = std::env::var("PETSTORE_BENCH_ONLY").ok();
     let group: Vec<_> = group
         .into_iter()
-        .filter(|(name, _)| {
+        .filter(|(name, _, _)| {
             only.as_ref().is_none_or(|only| name.contains(only.as_str()) || name.starts_with("ceiling"))
         })
         .collect();
-    for (_, requests) in &group {
+    for (_, _, requests) in &group {
         common::run(connections, Duration::from_secs(1), requests.clone()).await;
     }
     let sampling = Arc::new(AtomicBool::new(true));
@@ -254,10 +308,10 @@ async fn measure(group: Vec<(&'static str, Requests)>, pid: u32, connections: us
     };
     let mut measured: Vec<(Sample, f64)> = group.iter().map(|_| (Sample::default(), 0.0)).collect();
     for _ in 0..slices {
-        for ((_, requests), (sample, cpu)) in group.iter().zip(&mut measured) {
-            let cpu_before = cpu_seconds(pid);
+        for ((_, charged, requests), (sample, cpu)) in group.iter().zip(&mut measured) {
+            let cpu_before = cpu_seconds(*charged);
             sample.add(common::run(connections, slice, requests.clone()).await);
-            *cpu += cpu_seconds(pid) - cpu_before;
+            *cpu += cpu_seconds(*charged) - cpu_before;
         }
     }
     sampling.store(false, Ordering::Relaxed);
@@ -265,7 +319,7 @@ async fn measure(group: Vec<(&'static str, Requests)>, pid: u32, connections: us
     group
         .iter()
         .zip(measured)
-        .map(|((name, _), (sample, cpu))| {
+        .map(|((name, _, _), (sample, cpu))| {
             let outcome = sample.outcome();
             let answers = (outcome.ok + outcome.conflicts + outcome.other).max(1) as f64;
             Row { name, outcome, rss_peak, cpu_us: cpu * 1e6 / answers }
@@ -278,7 +332,7 @@ async fn row<F>(name: &'static str, pid: u32, connections: usize, seconds: u64, 
 where
     F: Fn(usize, u64) -> hyper::Request<Full<Bytes>> + Send + Sync + 'static,
 {
-    measure(vec![(name, Arc::new(request))], pid, connections, seconds).await
+    measure(vec![(name, pid, Arc::new(request))], pid, connections, seconds).await
 }
 
 fn get(url: String, key: Option<String>) -> hyper::Request<Full<Bytes>> {
@@ -369,6 +423,9 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 #[tokio::main]
 async fn main() {
+    if std::env::var_os(Ceiling::ROLE).is_some() {
+        return Ceiling::serve().await;
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let bin = std::env::var_os("SERVER_BIN").map_or_else(|| root.join("target/release/server"), PathBuf::from);
     let site_root = root.join("target/site");
@@ -395,7 +452,8 @@ async fn main() {
 
     let sample = pets[PETS / 2];
     let (_, pet_body) = call(&http, "GET", &format!("{base}/api/v1/pets/{sample}"), Some(&key), None).await;
-    let ceiling_url = format!("http://{}/{}", server.ceiling, pet_body.len());
+    let ceiling = Ceiling::start();
+    let ceiling_url = format!("http://{}/{}", ceiling.addr, pet_body.len());
     let hot = pets[0];
     let distinct: Arc<Vec<i64>> = Arc::new(pets[1..].to_vec());
     let pets = Arc::new(pets);
@@ -404,12 +462,13 @@ async fn main() {
     {
         // In turns: the p99 budget compares these two.
         let (base, key, pets) = (base.clone(), key.clone(), pets.clone());
+        let ceiling_pid = ceiling.child.id();
         let ceiling: Requests = Arc::new(move |_, _| get(ceiling_url.clone(), None));
         let pet: Requests = Arc::new(move |w, n| {
             let pet = pets[(w * 7919 + n as usize * 31) % pets.len()];
             get(format!("{base}/api/v1/pets/{pet}"), Some(key.clone()))
         });
-        let group = vec![("ceiling: bare axum route", ceiling), ("GET /api/v1/pets/{petId}", pet)];
+        let group = vec![("ceiling: bare axum route", ceiling_pid, ceiling), ("GET /api/v1/pets/{petId}", pid, pet)];
         rows.extend(measure(group, pid, connections, seconds).await);
     }
     {

@@ -71,9 +71,6 @@ pub struct Config {
     /// session cookie is Secure and __Host- prefixed (set it behind a TLS proxy)
     #[arg(long, env = "PETSTORE_PUBLIC_URL", value_parser = parse_public_url, global = true)]
     pub public_url: Option<String>,
-    /// For `make bench` only: also serve the bare ceiling route on this address
-    #[arg(long, env = "PETSTORE_BENCH_CEILING_ADDR", hide = true, global = true)]
-    pub bench_ceiling_addr: Option<SocketAddr>,
 }
 
 impl Config {

@@ -166,7 +166,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 
-    let bench_ceiling = config.bench_ceiling_addr;
     let state = AppState::new(db.clone(), config, clock).await.context("loading the rate-limit counters")?;
     let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
@@ -176,12 +175,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
-    if let Some(ceiling) = bench_ceiling {
-        let listener = tokio::net::TcpListener::bind(ceiling).await.with_context(|| format!("binding {ceiling}"))?;
-        let bound = listener.local_addr().context("reading the bound address")?;
-        println!("Bench ceiling at http://{bound}/");
-        tokio::spawn(async move { axum::serve(listener.tap_io(no_delay), server::ops::ceiling::router()).await });
-    }
     axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())
         .await

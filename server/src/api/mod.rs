@@ -52,8 +52,9 @@ pub fn service(state: AppState) -> impl HttpService {
 }
 
 /// The API without authentication and rate limits: every request acts as `caller`.
-/// Only for measuring what the guard costs (`cargo bench -p server`); never served.
-#[doc(hidden)]
+/// Only for measuring what the guard costs (`make bench-auth`, with the
+/// `bench-internals` feature, which the binary users run is never built with).
+#[cfg(feature = "bench-internals")]
 pub fn service_without_guard(state: AppState, caller: app::model::Caller) -> impl HttpService {
     let trust = axum::middleware::from_fn(move |request, next| async move {
         json_error_for_bare_413(auth::trust(caller, request, next).await)

@@ -3,7 +3,6 @@
 //! layers around the whole router, API and pages alike.
 
 pub mod canonical;
-pub mod ceiling;
 pub mod forms;
 pub mod health;
 pub mod metrics;
