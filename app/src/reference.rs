@@ -142,10 +142,21 @@ mod build {
     /// `inner_html`). Raw HTML in it is shown as text; a lone paragraph loses its `<p>`,
     /// so that the result also fits in a table cell or a sentence.
     fn markdown(value: &Value, key: &str) -> String {
-        use pulldown_cmark::Event;
+        use pulldown_cmark::{Event, Tag};
+        let safe_url = |url: &str| {
+            ["https://", "http://", "mailto:", "/", "#"].iter().any(|start| url.starts_with(start))
+                && !url.starts_with("//")
+        };
         let source = text(value, key);
         let events = pulldown_cmark::Parser::new(&source).map(|event| match event {
             Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+            // Only web, mail and in-page links (never `javascript:` and the like).
+            Event::Start(Tag::Link { link_type, dest_url, title, id }) if !safe_url(&dest_url) => {
+                Event::Start(Tag::Link { link_type, dest_url: "#".into(), title, id })
+            }
+            Event::Start(Tag::Image { link_type, dest_url, title, id }) if !safe_url(&dest_url) => {
+                Event::Start(Tag::Image { link_type, dest_url: "#".into(), title, id })
+            }
             other => other,
         });
         let mut html = String::new();
@@ -541,7 +552,7 @@ mod tests {
     #[test]
     fn descriptions_are_markdown_shown_as_html_and_shared_responses_are_followed() {
         let document = serde_json::json!({
-            "info": {"title": "T", "version": "1", "description": "Send `X-API-Key`.\n\nA <b>second</b> paragraph."},
+            "info": {"title": "T", "version": "1", "description": "Send `X-API-Key`.\n\nA <b>second</b> [paragraph](javascript:alert(1))."},
             "paths": {"/openapi.json": {"get": {
                 "operationId": "doc", "description": "The *whole* document", "security": [],
                 "responses": {"503": {"$ref": "#/components/responses/Unavailable"}}

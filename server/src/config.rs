@@ -57,7 +57,7 @@ pub struct Config {
     pub ban_after: u32,
     /// How long a ban lasts, in minutes
     #[arg(long, env = "PETSTORE_BAN_MINUTES", default_value_t = 15,
-          value_parser = clap::value_parser!(i64).range(1..), global = true)]
+          value_parser = clap::value_parser!(i64).range(1..=525_600), global = true)]
     pub ban_minutes: i64,
     /// Longest a request may take, body upload included, in seconds; slower ones are cut off
     #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value = "30", value_parser = parse_timeout, global = true)]
@@ -146,13 +146,23 @@ fn parse_timeout(raw: &str) -> Result<Duration, String> {
 }
 
 /// `https://shop.example` or `http://localhost:3000`: a scheme and a host (and port),
-/// nothing after them; kept without a trailing slash.
+/// nothing after them; kept without a trailing slash. It goes into cookies, headers,
+/// the OpenAPI document and pages, so it is parsed as a URI, not taken as text.
 pub fn parse_public_url(raw: &str) -> Result<String, String> {
+    let refused = || format!("expected a scheme and host like https://shop.example, got {raw:?}");
     let url = raw.trim().trim_end_matches('/');
-    let host = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
-    match host {
-        Some(host) if !host.is_empty() && !host.contains(['/', '?', '#', '@', ' ']) => Ok(url.to_owned()),
-        _ => Err(format!("expected a scheme and host like https://shop.example, got {raw:?}")),
+    let uri: axum::http::Uri = url.parse().map_err(|_| refused())?;
+    let plain_host = uri.authority().is_some_and(|authority| {
+        !authority.host().is_empty()
+            && !authority.as_str().contains('@')
+            && authority.port().is_none_or(|p| p.as_u16() > 0)
+    });
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    let nothing_after = uri.path_and_query().is_none_or(|rest| rest.as_str().is_empty() || rest.as_str() == "/");
+    if scheme_ok && plain_host && nothing_after && !url.contains(['"', '<', '>', '\\', ' ', '\t']) {
+        Ok(url.to_owned())
+    } else {
+        Err(refused())
     }
 }
 
@@ -238,6 +248,11 @@ mod tests {
             "--trusted-proxies=10.0.0.0/40",
             "--public-url=shop.example",
             "--public-url=https://shop.example/store",
+            "--public-url=https://shop.example:99999",
+            "--public-url=https://shop\"example",
+            "--public-url=ftp://shop.example",
+            "--public-url=https://user@shop.example",
+            "--ban-minutes=9999999999",
             "--database-url=postgres://user@host:5432/db",
             "--database-url=data/petstore.db",
         ] {

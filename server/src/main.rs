@@ -175,13 +175,15 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
-    axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
+    let served = axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("serving")?;
+        .await;
     // No requests run any more: this last flush (which waits for a running one) saves
-    // everything, and only then is the periodic flusher stopped.
-    limiter.flush(&db).await.context("saving the rate-limit counters")?;
+    // everything, and only then is the periodic flusher stopped (also after a failure
+    // to serve, which is reported once the counters are safe).
+    let flushed = limiter.flush(&db).await;
+    served.context("serving")?;
+    flushed.context("saving the rate-limit counters")?;
     flusher.abort();
     upkeep.abort();
     db.close().await;

@@ -28,8 +28,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use leptos::nonce::Nonce;
 
-/// Pages kept at most (catalog filters and pages, pet pages; a page is 10 to 40 KB).
-const PAGES_MAX: u64 = 2_000;
+/// Bytes of pages kept at most (catalog filters and pages, pet pages; a page is 10 to
+/// 40 KB).
+const PAGES_MAX_BYTES: u64 = 32 << 20;
 /// How long a page nobody asks for is kept (pages of past generations end this way).
 const PAGES_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
@@ -38,8 +39,8 @@ pub struct PageCache {
     db: Db,
     session_cookie: SessionCookie,
     flash_cookie: FlashCookie,
-    /// By the data's generation and the page's key.
-    pages: moka::future::Cache<(u64, String), Arc<KeptPage>>,
+    /// By the page's key, each with the generation it was rendered at.
+    pages: moka::future::Cache<String, (u64, Arc<KeptPage>)>,
 }
 
 impl PageCache {
@@ -48,7 +49,11 @@ impl PageCache {
             db,
             session_cookie: SessionCookie { secure: secure_cookies },
             flash_cookie: FlashCookie { secure: secure_cookies },
-            pages: moka::future::Cache::builder().max_capacity(PAGES_MAX).time_to_idle(PAGES_IDLE).build(),
+            pages: moka::future::Cache::builder()
+                .max_capacity(PAGES_MAX_BYTES)
+                .weigher(|_, (_, page): &(u64, Arc<KeptPage>)| u32::try_from(page.len()).unwrap_or(u32::MAX))
+                .time_to_idle(PAGES_IDLE)
+                .build(),
         }
     }
 
@@ -66,6 +71,10 @@ struct KeptPage {
 }
 
 impl KeptPage {
+    fn len(&self) -> usize {
+        self.pieces.iter().map(Bytes::len).sum()
+    }
+
     fn response(&self, nonce: &str) -> Response {
         let length = self.pieces.iter().map(Bytes::len).sum::<usize>() + nonce.len() * (self.pieces.len() - 1);
         let mut body = Vec::with_capacity(length);
@@ -92,15 +101,17 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
     };
     let Some(key) = page_key(request.uri()) else { return next.run(request).await };
     // Taken before rendering: a write committed meanwhile makes this render stale.
-    let key = (cache.db.generation(), key);
-    if let Some(page) = cache.pages.get(&key).await {
-        return page.response(&nonce);
+    let generation = cache.db.generation();
+    if let Some((rendered_at, page)) = cache.pages.get(&key).await {
+        if rendered_at >= generation {
+            return page.response(&nonce);
+        }
     }
     // Concurrent misses each render (a page cannot be shared before it is known to be
-    // keepable); the first to finish is kept.
+    // keepable); the last to finish is kept.
     match keep(next.run(request).await, &nonce).await {
         Ok(page) => {
-            cache.pages.insert(key, page.clone()).await;
+            cache.pages.insert(key, (generation, page.clone())).await;
             page.response(&nonce)
         }
         Err(not_kept) => not_kept,

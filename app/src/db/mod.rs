@@ -122,39 +122,41 @@ impl Db {
 /// How often [`Db::watch_catalog`] looks for catalog changes made outside this process.
 pub const CATALOG_WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Moves the data generation on whenever the catalog's version (a counter the
-/// database's own triggers move on with every change to categories, pets or stock,
-/// whoever makes it) is not what it was, checking every [`CATALOG_WATCH_INTERVAL`].
-/// This process's own writes move the generation at once, on commit; this is for the
-/// others (another process on the same file), whose changes the read caches then stop
-/// serving within that interval. Ends when the pool is closed.
 impl Db {
+    /// Moves the data generation on whenever the catalog's version (a counter the
+    /// database's own triggers move on with every change to categories, pets or stock,
+    /// whoever makes it) is not what it was, checking every [`CATALOG_WATCH_INTERVAL`].
+    /// This process's own writes move the generation at once, on commit; this is for
+    /// the others (another process on the same file), whose changes the read caches
+    /// then stop serving within that interval. The first read moves it on too: what
+    /// was cached before it may predate a change made meanwhile. Ends when the pool is
+    /// closed.
     pub async fn watch_catalog(self) {
-        // The version last read; `None` before the first read, and after a failed one.
+        // The version last read; `None` before the first read, and after a failed one
+        // (what changed meanwhile is unknown).
         let mut seen: Option<i64> = None;
-        let mut first = true;
+        let mut warned = false;
         let mut tick = tokio::time::interval(CATALOG_WATCH_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
             match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(self.pool()).await {
                 Ok(version) => {
-                    // After a failed read too: what changed meanwhile is unknown.
-                    if !first && seen != Some(version) {
+                    if seen != Some(version) {
                         self.bump();
                     }
-                    first = false;
                     seen = Some(version);
+                    warned = false;
                 }
                 Err(sqlx::Error::PoolClosed) => return,
                 // Unknown whether something changed: assume it did (and again once a read
                 // succeeds).
                 Err(err) => {
-                    if seen.is_some() || first {
+                    if !warned {
                         tracing::warn!(error = %err, "reading the catalog's version failed; retrying every 100 ms");
+                        warned = true;
                     }
                     self.bump();
-                    first = false;
                     seen = None;
                 }
             }

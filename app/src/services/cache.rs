@@ -3,7 +3,7 @@
 //! to the store's handle (`db::Db`): two stores in one process share nothing.
 //!
 //! An entry is served only while it is of the current generation of the data
-//! (`Db::generation`, part of every key):
+//! (`Db::generation`, kept with every value), or a later one:
 //! - every write this process commits moves the generation on, so this process never
 //!   serves what it has itself overwritten, and a client that wrote reads its write;
 //! - a change to the catalog made by another process (the sqlite3 prompt today,
@@ -13,8 +13,9 @@
 //! Under a steady stream of reads and no writes, none of them goes to the database.
 //! Concurrent misses of one key read it once (moka's `try_get_with`); errors are not
 //! cached. Each cache is bounded by moka's policy (TinyLFU admission, LRU eviction), so
-//! a burst of one-off keys cannot push out what is read often, and entries of past
-//! generations, never read again, are evicted first and dropped after a while idle.
+//! a burst of one-off keys cannot push out what is read often. A stale value is read
+//! again under its own key, so a write does not cost a key its place or popularity;
+//! keys nobody asks for are dropped after a while idle.
 
 use std::hash::Hash;
 use std::sync::Arc;
@@ -30,12 +31,13 @@ use crate::services::paging::PageRequest;
 const IDLE: Duration = Duration::from_secs(10 * 60);
 
 pub struct ReadCache<K, V> {
-    entries: moka::future::Cache<(u64, K), V>,
+    /// Each value with the generation it was read at.
+    entries: moka::future::Cache<K, (u64, V)>,
 }
 
 impl<K, V> ReadCache<K, V>
 where
-    K: Eq + Hash + Send + Sync + 'static,
+    K: Clone + Eq + Hash + Send + Sync + 'static,
     V: Clone + Send + Sync + 'static,
 {
     pub fn new(capacity: u64) -> ReadCache<K, V> {
@@ -49,13 +51,34 @@ where
         R: FnOnce() -> F,
         F: Future<Output = AppResult<V>>,
     {
-        let key = (db.generation(), key);
-        if let Some(value) = self.entries.get(&key).await {
-            return Ok(value);
+        // Taken before reading: a value read at this generation or a later one is
+        // fresh enough for this caller (it holds every write answered before it came).
+        let generation = db.generation();
+        if let Some((read_at, value)) = self.entries.get(&key).await {
+            if read_at >= generation {
+                return Ok(value);
+            }
+            // Stale: read again under the same key, which keeps its popularity (moka counts
+            // it by key), so TinyLFU does not turn the fresh value away.
+            self.entries.invalidate(&key).await;
         }
+        let mut read = Some(read);
         // Made only on a miss, and boxed: a read's future (sqlx's) is large, and as a
         // part of this one it would be copied with every caller's future on every hit.
-        self.entries.try_get_with(key, Box::pin(read())).await.map_err(Arc::unwrap_or_clone)
+        let load = async {
+            let read = read.take().expect("loaded once");
+            Box::pin(read()).await.map(|value| (generation, value))
+        };
+        let (read_at, value) = self.entries.try_get_with(key.clone(), load).await.map_err(Arc::unwrap_or_clone)?;
+        if read_at >= generation {
+            return Ok(value);
+        }
+        // Another caller's read, begun before a write this caller must see, was the one
+        // that loaded: read afresh.
+        let read = read.take().expect("this caller's read did not run");
+        let value = Box::pin(read()).await?;
+        self.entries.insert(key, (generation, value.clone())).await;
+        Ok(value)
     }
 }
 
@@ -192,6 +215,9 @@ mod tests {
     async fn a_catalog_change_by_another_process_is_seen_within_the_watch_interval() {
         let (dir, db) = store().await;
         let watcher = tokio::spawn(db.clone().watch_catalog());
+        // Its first read moves the generation on once (what was cached before it may
+        // predate a change): let it happen first.
+        tokio::time::sleep(2 * db::CATALOG_WATCH_INTERVAL).await;
         let cache = ReadCache::<i64, &str>::new(10);
         assert_eq!(cache.get_or_read(&db, 1, || async { ok("before") }).await.unwrap(), "before");
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;

@@ -33,7 +33,7 @@ const IDEMPOTENCY_RECORDS: &str = "DELETE FROM idempotency_records WHERE rowid I
      (SELECT rowid FROM idempotency_records WHERE created_at <= ?1 - ?3 LIMIT ?2)";
 /// The rows the rate limiter would no longer load (`RateLimiter::load`).
 const RATE_LIMIT_ROWS: &str = "DELETE FROM rate_limit_usage WHERE rowid IN
-     (SELECT rowid FROM rate_limit_usage WHERE day_start + ?3 <= ?1 AND banned_until <= ?1 LIMIT ?2)";
+     (SELECT rowid FROM rate_limit_usage WHERE day_start <= ?1 - ?3 AND banned_until <= ?1 LIMIT ?2)";
 
 /// Deletes every row past keeping at `now`.
 pub async fn sweep(db: &Db, now: i64) -> AppResult<Swept> {

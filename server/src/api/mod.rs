@@ -301,26 +301,38 @@ pub fn paged<T: Serialize>(uri: &OriginalUri, page: Page<T>) -> Response {
     response
 }
 
-/// The `Location` of a newly created resource.
 /// With `--public-url`, the `Location` and `Link` of an answer name absolute URLs
 /// (`https://shop.example/api/v1/…`), as clients behind the operator's proxy reach
 /// them; without it they stay paths on this server.
 fn absolute_links(mut response: Response, public_url: Option<&str>) -> Response {
     let Some(public_url) = public_url else { return response };
     for name in [header::LOCATION, header::LINK] {
-        let Some(value) = response.headers().get(&name).and_then(|v| v.to_str().ok()) else { continue };
-        let absolute = match name {
-            header::LINK => value.replace("</", &format!("<{public_url}/")),
-            _ if value.starts_with('/') => format!("{public_url}{value}"),
-            _ => continue,
-        };
-        if let Ok(value) = HeaderValue::from_str(&absolute) {
-            response.headers_mut().insert(name, value);
+        let values: Vec<HeaderValue> = response
+            .headers()
+            .get_all(&name)
+            .iter()
+            .map(|value| {
+                let Ok(text) = value.to_str() else { return value.clone() };
+                let absolute = match name {
+                    header::LINK => text.replace("</", &format!("<{public_url}/")),
+                    _ if text.starts_with('/') => format!("{public_url}{text}"),
+                    _ => return value.clone(),
+                };
+                HeaderValue::from_str(&absolute).unwrap_or_else(|_| value.clone())
+            })
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        response.headers_mut().remove(&name);
+        for value in values {
+            response.headers_mut().append(name.clone(), value);
         }
     }
     response
 }
 
+/// The `Location` of a newly created resource (a path under the API's base).
 pub fn location(path: String) -> [(header::HeaderName, String); 1] {
     [(header::LOCATION, format!("{BASE}{path}"))]
 }
