@@ -564,7 +564,8 @@ mod tests {
         });
         let reference = ApiReference::build(&document);
         assert_eq!(
-            reference.description, "<p>Send <code>X-API-Key</code>.</p>\n<p>A &lt;b&gt;second&lt;/b&gt; paragraph.</p>",
+            reference.description,
+            "<p>Send <code>X-API-Key</code>.</p>\n<p>A &lt;b&gt;second&lt;/b&gt; <a href=\"#\">paragraph</a>.</p>",
             "Markdown, and raw HTML shown as text"
         );
         let operation = &reference.groups[0].operations[0];

@@ -152,10 +152,12 @@ pub fn parse_public_url(raw: &str) -> Result<String, String> {
     let refused = || format!("expected a scheme and host like https://shop.example, got {raw:?}");
     let url = raw.trim().trim_end_matches('/');
     let uri: axum::http::Uri = url.parse().map_err(|_| refused())?;
+    // Only a host and a valid port: no user, and nothing the URI parser let through
+    // that a rebuilt authority would not hold (a port beyond 65535, say).
     let plain_host = uri.authority().is_some_and(|authority| {
+        let port = authority.port_u16().filter(|port| *port > 0).map(|port| format!(":{port}"));
         !authority.host().is_empty()
-            && !authority.as_str().contains('@')
-            && authority.port().is_none_or(|p| p.as_u16() > 0)
+            && authority.as_str() == format!("{}{}", authority.host(), port.unwrap_or_default())
     });
     let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
     let nothing_after = uri.path_and_query().is_none_or(|rest| rest.as_str().is_empty() || rest.as_str() == "/");

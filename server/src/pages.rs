@@ -102,10 +102,10 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
     let Some(key) = page_key(request.uri()) else { return next.run(request).await };
     // Taken before rendering: a write committed meanwhile makes this render stale.
     let generation = cache.db.generation();
-    if let Some((rendered_at, page)) = cache.pages.get(&key).await {
-        if rendered_at >= generation {
-            return page.response(&nonce);
-        }
+    if let Some((rendered_at, page)) = cache.pages.get(&key).await
+        && rendered_at >= generation
+    {
+        return page.response(&nonce);
     }
     // Concurrent misses each render (a page cannot be shared before it is known to be
     // keepable); the last to finish is kept.
