@@ -40,6 +40,7 @@ pub enum ErrorCode {
     RateLimited,
     TemporarilyBanned,
     InternalError,
+    InsufficientStorage,
     Unavailable,
 }
 
@@ -48,9 +49,9 @@ impl ErrorCode {
     pub fn status(self) -> u16 {
         use ErrorCode::{
             BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
-            InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed, MissingApiKey, NotFound,
-            OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited, RequestTimeout, Sunset,
-            TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
+            InsufficientStorage, InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed,
+            MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited,
+            RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
         };
         match self {
             BadRequest => 400,
@@ -68,15 +69,16 @@ impl ErrorCode {
             RateLimited | TemporarilyBanned => 429,
             InternalError => 500,
             Unavailable => 503,
+            InsufficientStorage => 507,
         }
     }
 
     pub fn as_str(self) -> &'static str {
         use ErrorCode::{
             BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
-            InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed, MissingApiKey, NotFound,
-            OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited, RequestTimeout, Sunset,
-            TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
+            InsufficientStorage, InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed,
+            MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited,
+            RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
         };
         match self {
             BadRequest => "bad_request",
@@ -103,6 +105,7 @@ impl ErrorCode {
             TemporarilyBanned => "temporarily_banned",
             InternalError => "internal_error",
             Unavailable => "unavailable",
+            InsufficientStorage => "insufficient_storage",
         }
     }
 }
@@ -198,6 +201,9 @@ impl AppError {
 const SQLITE_BUSY: i32 = 5;
 #[cfg(feature = "ssr")]
 const SQLITE_LOCKED: i32 = 6;
+/// The disk (or the database's size limit) is full.
+#[cfg(feature = "ssr")]
+const SQLITE_FULL: i32 = 13;
 
 /// The primary result code of a SQLite error (sqlx reports the extended one, such as
 /// 517 for `SQLITE_BUSY_SNAPSHOT`, whose low byte is the primary).
@@ -219,6 +225,15 @@ impl From<sqlx::Error> for AppError {
                 AppError {
                     cause: Some(Arc::new(err)),
                     ..AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+                }
+            }
+            // Nothing was written (the transaction is rolled back); writes work again once
+            // there is space, reads meanwhile.
+            sqlx::Error::Database(db) if sqlite_primary_code(db.as_ref()) == Some(SQLITE_FULL) => {
+                tracing::error!(error = %err, "the disk is full: writes are refused until there is space");
+                AppError {
+                    cause: Some(Arc::new(err)),
+                    ..AppError::new(ErrorCode::InsufficientStorage, "the store's disk is full; nothing was changed")
                 }
             }
             sqlx::Error::PoolTimedOut => AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly"),

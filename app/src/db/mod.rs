@@ -51,11 +51,29 @@ async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
         // uses, so the ping sqlx sends before handing one out would be a wasted round
         // trip to the connection's thread on every query.
         .test_before_acquire(false)
+        // A connection whose COMMIT failed (a full disk) may be left counted as inside
+        // a transaction that SQLite already rolled back; every `BEGIN` on it would then
+        // fail ("non-zero transaction depth") until the process restarts. Such a
+        // connection is closed instead of reused, so writes work again as soon as the
+        // fault ends.
+        .before_acquire(|conn, _| Box::pin(async move { Ok(still_usable(conn).await) }))
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await?;
     MIGRATOR.run(&pool).await?;
     Ok(pool)
+}
+
+/// Whether a pooled connection is outside any transaction. Checked without a round
+/// trip in the usual case; otherwise after one, which lets a rollback still queued on
+/// the connection (a transaction dropped uncommitted) run first.
+async fn still_usable(conn: &mut sqlx::SqliteConnection) -> bool {
+    use sqlx::Connection;
+    if !conn.is_in_transaction() {
+        return true;
+    }
+    let answered = sqlx::query("SELECT 1").execute(&mut *conn).await.is_ok();
+    answered && !conn.is_in_transaction()
 }
 
 /// The store's data, as one handle: the pool, this process's queue of writers, the

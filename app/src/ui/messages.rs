@@ -32,8 +32,9 @@ pub fn label(field: &str) -> &str {
 /// The error as a sentence for a person.
 pub fn sentence(error: &AppError) -> String {
     use ErrorCode::{
-        BadRequest, Forbidden, IdempotencyKeyReused, InternalError, InvalidApiKey, MissingApiKey, NotFound,
-        PayloadTooLarge, PetNotAvailable, RequestTimeout, Unavailable, UnsupportedMediaType, ValidationFailed,
+        BadRequest, Forbidden, IdempotencyKeyReused, InsufficientStorage, InternalError, InvalidApiKey, MissingApiKey,
+        NotFound, PayloadTooLarge, PetNotAvailable, RequestTimeout, Unavailable, UnsupportedMediaType,
+        ValidationFailed,
     };
     match error.code {
         ValidationFailed => match error.field() {
@@ -55,6 +56,9 @@ pub fn sentence(error: &AppError) -> String {
         }
         RequestTimeout | Unavailable => "The store is busy right now. Please try again in a moment.".into(),
         InternalError => "Something went wrong on our side. Please try again.".into(),
+        InsufficientStorage => {
+            "The store cannot save anything right now. Nothing was changed; please try again later.".into()
+        }
         // Written for people already: the stock left, the rule broken, the time to wait.
         _ => finish(capitalised(&error.message)),
     }

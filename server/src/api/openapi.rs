@@ -247,9 +247,15 @@ mod for_generators {
         let Some(paths) = document["paths"].as_object_mut() else { return };
         for item in paths.values_mut() {
             let Some(item) = item.as_object_mut() else { continue };
-            for operation in item.values_mut().filter_map(Value::as_object_mut) {
+            for (method, operation) in item.iter_mut() {
+                let Some(operation) = operation.as_object_mut() else { continue };
                 if let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) {
                     complete_responses(responses);
+                    if method != "get" {
+                        responses
+                            .entry("507")
+                            .or_insert_with(|| json!({"$ref": "#/components/responses/InsufficientStorage"}));
+                    }
                 }
                 for parameter in operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
                     never_null(parameter);
@@ -343,6 +349,7 @@ mod for_generators {
             "MethodNotAllowed": error_response("The path exists, but not with this method (`method_not_allowed`)"),
             "InternalError": error_response("The server failed; nothing was changed (`internal_error`)"),
             "Unavailable": error_response("The store is busy or unavailable; retry after a moment (`unavailable`)"),
+            "InsufficientStorage": error_response("The store's disk is full: nothing was changed; writes work again once there is space (`insufficient_storage`)"),
         });
         // Added to what utoipa wrote, never in its place.
         for (section, added) in [("headers", headers), ("responses", responses)] {
