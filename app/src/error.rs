@@ -212,6 +212,19 @@ fn sqlite_primary_code(err: &dyn sqlx::error::DatabaseError) -> Option<i32> {
     err.code()?.parse::<i32>().ok().map(|code| code & 0xff)
 }
 
+/// Whether a database error says the storage under it failed (full, read-only, an I/O
+/// error), as opposed to this request's own fault or a busy database.
+#[cfg(feature = "ssr")]
+pub fn is_storage_fault(err: &sqlx::Error) -> bool {
+    /// SQLite's result codes for an I/O error, a read-only database and a full disk.
+    const STORAGE: [i32; 3] = [10, 8, SQLITE_FULL];
+    match err {
+        sqlx::Error::Database(db) => sqlite_primary_code(db.as_ref()).is_some_and(|code| STORAGE.contains(&code)),
+        sqlx::Error::Io(_) => true,
+        _ => false,
+    }
+}
+
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> AppError {

@@ -1,6 +1,7 @@
 //! Faults the machine has, met by the real binary: a store on a small volume that
 //! fills up. Writes are refused with 507 `insufficient_storage` and change nothing,
-//! reads go on, and writes work again as soon as there is space, with no restart.
+//! reads go on, `/readyz` says not ready, and both writes and readiness come back as
+//! soon as there is space, with no restart.
 //! (Tests run as root, as the toolchain notes say: the volume is a tmpfs mounted for
 //! the test and resized under the running server.)
 
@@ -65,6 +66,11 @@ async fn a_full_disk_refuses_writes_with_507_and_they_work_again_when_space_retu
     }
     let (created, status, body) = refused.expect("the volume filled up");
     assert_eq!((status, body["code"].as_str()), (507, Some("insufficient_storage")), "{body}");
+    // Not ready from that refusal on (a load balancer stops sending writes here), while
+    // the process itself is healthy.
+    let (status, ready) = http.send("GET", "/readyz", None, None, &[]).await.unwrap();
+    assert_eq!((status, ready["code"].as_str()), (503, Some("unavailable")), "{ready}");
+    assert_eq!(http.send("GET", "/healthz", None, None, &[]).await.unwrap().0, 200);
     // Nothing half-written, and reads go on.
     let (status, listed) = http.get("/api/v1/pets?limit=100", &admin).await.unwrap();
     assert_eq!(status, 200);
@@ -75,6 +81,16 @@ async fn a_full_disk_refuses_writes_with_507_and_they_work_again_when_space_retu
     // Space returns: writes work again within 5 s (polled), with no restart, and then
     // every one does (no connection is left stuck in the failed transaction).
     volume.resize("50m");
+    // Ready again within 5 s by itself, before any client writes (the store's own probe).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, ready) = http.send("GET", "/readyz", None, None, &[]).await.unwrap();
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still not ready 5 s after space returned: {ready}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created)), &[]).await.unwrap();

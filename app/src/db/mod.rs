@@ -5,8 +5,10 @@
 //! plugs in here, behind the same handle (its row locks would make the queue
 //! unnecessary).
 
+mod health;
 mod queue;
 
+pub use health::PROBE_EVERY;
 pub use queue::Work;
 
 use crate::services::cache::Caches;
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 
 pub type Pool = sqlx::SqlitePool;
 pub type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
@@ -90,6 +92,7 @@ struct Inner {
     generation: AtomicU64,
     queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
     caches: Caches,
+    health: health::WriteHealth,
 }
 
 impl Db {
@@ -101,7 +104,13 @@ impl Db {
 
     /// A handle over a pool opened elsewhere.
     pub fn over(pool: Pool) -> Db {
-        Db(Arc::new(Inner { pool, generation: AtomicU64::new(0), queue: Mutex::default(), caches: Caches::default() }))
+        Db(Arc::new(Inner {
+            pool,
+            generation: AtomicU64::new(0),
+            queue: Mutex::default(),
+            caches: Caches::default(),
+            health: health::WriteHealth::default(),
+        }))
     }
 
     /// The SQLite pool, for reads (and for tests and the operator's gauges). Writes go
@@ -207,6 +216,10 @@ impl WriteTx {
             if moves_generation {
                 db.bump();
             }
+            match &committed {
+                Ok(()) => db.note_committed(),
+                Err(err) => db.note_failed(err),
+            }
             drop(turn);
             committed
         });
@@ -250,7 +263,7 @@ impl Db {
 
     async fn begin(&self, moves_generation: bool) -> AppResult<WriteTx> {
         let turn = self.turn().await?;
-        let tx = self.pool().begin_with("BEGIN IMMEDIATE").await.map_err(AppError::from)?;
+        let tx = self.pool().begin_with("BEGIN IMMEDIATE").await.inspect_err(|err| self.note_failed(err))?;
         Ok(WriteTx { tx, db: self.clone(), moves_generation, turn })
     }
 }

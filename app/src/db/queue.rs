@@ -141,8 +141,15 @@ async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<J
         return;
     }
     let mut answers = Vec::with_capacity(writes.len());
+    // A failed BEGIN or COMMIT tells the store's health (`health`) what failed.
+    let failed = |err: sqlx::Error| {
+        if let Some(db) = db.upgrade() {
+            Db(db).note_failed(&err);
+        }
+        AppError::from(err)
+    };
     let committed = async {
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
         for write in writes {
             let ran = write(&mut tx).await;
             answers.push(ran.answer);
@@ -150,12 +157,16 @@ async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<J
                 return Err(AppError::internal("queued writes", "a savepoint could not be closed; all rolled back"));
             }
         }
-        tx.commit().await.map_err(AppError::from)
+        tx.commit().await.map_err(failed)
     }
     .await;
     // Also after a failed COMMIT: whether it took effect is unknown.
     if let Some(db) = db.upgrade() {
-        Db(db).bump();
+        let db = Db(db);
+        db.bump();
+        if committed.is_ok() {
+            db.note_committed();
+        }
     }
     for answer in answers {
         answer(committed.clone());

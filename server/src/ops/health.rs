@@ -1,5 +1,6 @@
-//! `/healthz` (the process answers) and `/readyz` (it can reach its database), for load
-//! balancers and orchestrators. Neither needs a key or counts against a limit.
+//! `/healthz` (the process answers) and `/readyz` (it can reach its database, and its
+//! writes commit), for load balancers and orchestrators. Neither needs a key or counts
+//! against a limit.
 
 use std::time::Duration;
 
@@ -18,6 +19,12 @@ pub async fn healthz() -> Json<Value> {
 }
 
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
+    if state.db.writes_failing() {
+        // Which dependency, not why in detail (that is in the log).
+        let message = "the database's storage refuses writes (full, read-only or failing); reads still work";
+        // The store tries a write of its own twice a second: ask again in a second.
+        return Err(AppError { retry_after: Some(1), ..AppError::new(ErrorCode::Unavailable, message) });
+    }
     match tokio::time::timeout(READY_TIMEOUT, state.db.ping()).await {
         Ok(Ok(_)) => Ok(Json(json!({ "status": "ready" }))),
         Ok(Err(err)) => {

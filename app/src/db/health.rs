@@ -1,0 +1,60 @@
+//! Whether this store can write: `/readyz` says not ready from the first write whose
+//! commit failed for lack of space, a read-only volume or an I/O error, until a write
+//! commits again. Meanwhile the store tries a one-row write of its own every
+//! [`PROBE_EVERY`], so that it turns ready by itself once the fault ends, whether or not
+//! clients write. The fault is logged once when it starts and once when it ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::Db;
+
+/// How often a failing store tries to write.
+pub const PROBE_EVERY: Duration = Duration::from_millis(500);
+
+#[derive(Default)]
+pub(super) struct WriteHealth {
+    failing: AtomicBool,
+}
+
+impl Db {
+    /// Whether the last write this store tried to commit failed for a storage fault
+    /// (and none has committed since).
+    pub fn writes_failing(&self) -> bool {
+        self.0.health.failing.load(Ordering::Acquire)
+    }
+
+    /// After a write committed: writes work (again).
+    pub(super) fn note_committed(&self) {
+        if self.0.health.failing.swap(false, Ordering::AcqRel) {
+            tracing::warn!("writes work again: the store is ready");
+        }
+    }
+
+    /// After a `BEGIN` or `COMMIT` failed with `err`: a storage fault makes the store
+    /// not ready until a write commits again.
+    pub(super) fn note_failed(&self, err: &sqlx::Error) {
+        if crate::error::is_storage_fault(err) && !self.0.health.failing.swap(true, Ordering::AcqRel) {
+            tracing::error!(error = %err, "writes fail for a storage fault: not ready until one commits again");
+            tokio::spawn(self.clone().probe());
+        }
+    }
+
+    /// Tries a write every [`PROBE_EVERY`] while writes fail; ends once one commits
+    /// (any write's commit clears the fault) or the pool is closed.
+    async fn probe(self) {
+        while self.writes_failing() && !self.pool().is_closed() {
+            tokio::time::sleep(PROBE_EVERY).await;
+            let Ok(mut tx) = self.begin_write_outside_catalog().await else { continue };
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            let written = sqlx::query("UPDATE write_probe SET at = ? WHERE id = 1")
+                .bind(i64::try_from(now).unwrap_or(i64::MAX))
+                .execute(&mut *tx)
+                .await;
+            if written.is_ok() {
+                // Its outcome is noted by the commit itself.
+                let _ = tx.commit().await;
+            }
+        }
+    }
+}
