@@ -135,12 +135,8 @@ async fn the_last_active_admin_key_cannot_be_revoked() {
     let message = app.delete(&format!("/api/v1/keys/{admin_id}")).await.assert_error(409, "last_admin_key").to_owned();
     assert!(message.contains("last active admin key"), "{message}");
     let token = app::services::sessions::start(&app.db, T0, admin_id, None).await.unwrap();
-    let console = Request::post("/_app/staff_revoke_key")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("cookie", format!("{}={token}", app.state.session_cookie.name()))
-        .body(Body::from(format!("id={admin_id}")))
-        .unwrap();
-    app.send(console).await.assert_error(409, "last_admin_key");
+    let cookie = format!("{}={token}", app.state.session_cookie.name());
+    app.call_fn(Some(&cookie), "staff_revoke_key", &format!("id={admin_id}")).await.assert_error(409, "last_admin_key");
     assert_eq!(app.get("/api/v1/keys").await.status, StatusCode::OK);
 
     // With a second admin key either may go, but not both.

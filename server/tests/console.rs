@@ -12,10 +12,6 @@ async fn session(app: &TestApp, role: Role) -> (i64, String) {
     app.session(role).await
 }
 
-async fn call(app: &TestApp, cookie: Option<&str>, endpoint: &str, form: &str) -> common::Reply {
-    app.call_fn(cookie, endpoint, form).await
-}
-
 const TABLES: [&str; 5] = ["categories", "pets", "inventory", "api_keys", "orders"];
 
 #[tokio::test]
@@ -41,9 +37,9 @@ async fn console_functions_refuse_everyone_but_staff_and_change_nothing() {
         before.push(app.count(table).await);
     }
     for (endpoint, form) in &calls {
-        call(&app, None, endpoint, form).await.assert_error(401, "missing_api_key");
-        call(&app, Some(&customer), endpoint, form).await.assert_error(403, "forbidden");
-        call(&app, Some("petstore_session=forged"), endpoint, form).await.assert_error(401, "missing_api_key");
+        app.call_fn(None, endpoint, form).await.assert_error(401, "missing_api_key");
+        app.call_fn(Some(&customer), endpoint, form).await.assert_error(403, "forbidden");
+        app.call_fn(Some("petstore_session=forged"), endpoint, form).await.assert_error(401, "missing_api_key");
     }
     for (table, count) in TABLES.iter().zip(before) {
         assert_eq!(app.count(table).await, count, "{table} unchanged");
@@ -57,61 +53,61 @@ async fn staff_functions_follow_the_api_rules_and_name_the_bad_field() {
     let (_, staff) = session(&app, Role::Admin).await;
     let staff = Some(staff.as_str());
 
-    let created = call(&app, staff, "staff_save_category", "name=Ferrets&description=").await;
+    let created = app.call_fn(staff, "staff_save_category", "name=Ferrets&description=").await;
     assert_eq!(created.status, StatusCode::OK, "{}", created.text);
     let ferrets = created.body["id"].as_i64().unwrap();
     assert_eq!(created.body.get("description"), None, "an empty description is none");
-    call(&app, staff, "staff_save_category", "name=ferrets").await.assert_error(409, "duplicate_name");
+    app.call_fn(staff, "staff_save_category", "name=ferrets").await.assert_error(409, "duplicate_name");
 
-    let message = call(&app, staff, "staff_save_pet", "name=Noodle&category_id=")
+    let message = app
+        .call_fn(staff, "staff_save_pet", "name=Noodle&category_id=")
         .await
         .assert_field_error("categoryId")
         .to_owned();
     assert!(message.starts_with("categoryId:"), "{message}");
-    let message = call(&app, staff, "staff_save_pet", &format!("name=%20&category_id={ferrets}"))
+    let message = app
+        .call_fn(staff, "staff_save_pet", &format!("name=%20&category_id={ferrets}"))
         .await
         .assert_field_error("name")
         .to_owned();
     assert!(message.starts_with("name:"), "{message}");
-    call(&app, staff, "staff_save_pet", &format!("name=Noodle&category_id={ferrets}&status=lost"))
+    app.call_fn(staff, "staff_save_pet", &format!("name=Noodle&category_id={ferrets}&status=lost"))
         .await
         .assert_field_error("status");
-    let pet = call(&app, staff, "staff_save_pet", &format!("name=Noodle&category_id={ferrets}")).await;
+    let pet = app.call_fn(staff, "staff_save_pet", &format!("name=Noodle&category_id={ferrets}")).await;
     assert_eq!(pet.status, StatusCode::OK, "{}", pet.text);
     let pet_id = pet.body["id"].as_i64().unwrap();
 
-    let message = call(&app, staff, "staff_set_stock", &format!("pet_id={pet_id}&quantity=lots"))
+    let message = app
+        .call_fn(staff, "staff_set_stock", &format!("pet_id={pet_id}&quantity=lots"))
         .await
         .assert_field_error("quantity")
         .to_owned();
     assert!(message.starts_with("quantity:"), "{message}");
-    let set = call(&app, staff, "staff_set_stock", &format!("pet_id={pet_id}&quantity=0")).await;
+    let set = app.call_fn(staff, "staff_set_stock", &format!("pet_id={pet_id}&quantity=0")).await;
     assert_eq!((set.body["quantity"].as_i64(), set.body["status"].as_str()), (Some(0), Some("sold")), "{}", set.text);
 
     // The category has a pet: it cannot go.
-    call(&app, staff, "staff_delete_category", &format!("id={ferrets}")).await.assert_error(409, "category_in_use");
+    app.call_fn(staff, "staff_delete_category", &format!("id={ferrets}")).await.assert_error(409, "category_in_use");
 
-    let message = call(&app, staff, "staff_create_key", "name=partner&role=customer&plan=enterprise")
+    let message = app
+        .call_fn(staff, "staff_create_key", "name=partner&role=customer&plan=enterprise")
         .await
         .assert_field_error("perMinute")
         .to_owned();
     assert!(message.starts_with("perMinute:"), "{message}");
-    let key = call(
-        &app,
-        staff,
-        "staff_create_key",
-        "name=partner&role=customer&plan=enterprise&per_minute=500&per_day=50000",
-    )
-    .await;
+    let key = app
+        .call_fn(staff, "staff_create_key", "name=partner&role=customer&plan=enterprise&per_minute=500&per_day=50000")
+        .await;
     assert_eq!(key.body["limits"]["perDay"], 50000, "{}", key.text);
     let secret = key.body["key"].as_str().unwrap().to_owned();
     app.request_as(Some(&secret), Method::GET, "/api/v1/pets", None).await;
 
-    let usage = call(&app, staff, "admin_keys", "").await;
+    let usage = app.call_fn(staff, "admin_keys", "").await;
     let row = usage.body.as_array().unwrap().iter().find(|row| row["key"]["name"] == "partner").cloned().unwrap();
     assert_eq!(row["used_today"], 1, "{row}");
 
-    let revoked = call(&app, staff, "staff_revoke_key", &format!("id={}", key.body["id"])).await;
+    let revoked = app.call_fn(staff, "staff_revoke_key", &format!("id={}", key.body["id"])).await;
     assert!(revoked.body["revokedAt"].is_string(), "{}", revoked.text);
     app.request_as(Some(&secret), Method::GET, "/api/v1/pets", None).await.assert_error(401, "invalid_api_key");
 }
@@ -170,7 +166,7 @@ async fn the_dashboard_counts_api_requests_per_key_and_draws_stock_and_orders() 
     app.request_as(None, Method::GET, "/api/v1/pets", None).await;
 
     let (_, staff) = session(&app, Role::Admin).await;
-    let dashboard = call(&app, Some(&staff), "staff_dashboard", "").await;
+    let dashboard = app.call_fn(Some(&staff), "staff_dashboard", "").await;
     assert_eq!(dashboard.status, StatusCode::OK, "{}", dashboard.text);
     let body = &dashboard.body;
     let sum = |series: &serde_json::Value| {

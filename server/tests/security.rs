@@ -16,10 +16,6 @@ use common::{Reply, TestApp};
 use serde_json::json;
 use server::Config;
 
-async fn call_fn(app: &TestApp, cookie: Option<&str>, endpoint: &str, form: &str) -> Reply {
-    app.call_fn(cookie, endpoint, form).await
-}
-
 /// The session cookie a sign-in answer set (`name=value`).
 fn session_cookie(reply: &Reply) -> String {
     reply
@@ -54,7 +50,7 @@ async fn a_banned_key_is_refused_by_the_storefront_and_metrics_too() {
     app.put(&format!("/api/v1/store/inventory/{rex}"), json!({ "quantity": 500 })).await;
     let (_, key) = app.key(Role::Customer, Plan::Free, None).await;
     // Signed in before the ban: a browser holds a session of the key.
-    let signed_in = call_fn(&app, None, "sign_in", &format!("key={key}")).await;
+    let signed_in = app.call_fn(None, "sign_in", &format!("key={key}")).await;
     let cookie = session_cookie(&signed_in);
 
     // Banned on the REST API: its 60, ten refusals, then the ban.
@@ -69,11 +65,11 @@ async fn a_banned_key_is_refused_by_the_storefront_and_metrics_too() {
     assert_eq!(banned.header("retry-after"), Some("900"));
 
     // The key cannot sign in, and its session can do nothing: the same 429, with the time left.
-    let refused = call_fn(&app, None, "sign_in", &format!("key={key}")).await;
+    let refused = app.call_fn(None, "sign_in", &format!("key={key}")).await;
     let message = refused.assert_error(429, "temporarily_banned");
     assert!(message.contains("15 min"), "{message}");
     for (endpoint, form) in [("place_order", format!("pet_id={rex}&quantity=1")), ("orders", String::new())] {
-        call_fn(&app, Some(&cookie), endpoint, &form).await.assert_error(429, "temporarily_banned");
+        app.call_fn(Some(&cookie), endpoint, &form).await.assert_error(429, "temporarily_banned");
     }
     assert_eq!(app.stock(rex).await.0, 500, "no order went through");
     // Pages still render (free), and say why the data is missing.
@@ -87,15 +83,15 @@ async fn server_functions_count_against_the_sessions_key() {
     // An admin key allowed one request a minute.
     let (_, key) = enterprise(&app, Role::Admin, 1).await;
     let cookie = {
-        let signed_in = call_fn(&app, None, "sign_in", &format!("key={key}")).await;
+        let signed_in = app.call_fn(None, "sign_in", &format!("key={key}")).await;
         session_cookie(&signed_in) // the sign-in was the key's one request
     };
-    let refused = call_fn(&app, Some(&cookie), "staff_create_key", "name=x&role=admin&plan=pro").await;
+    let refused = app.call_fn(Some(&cookie), "staff_create_key", "name=x&role=admin&plan=pro").await;
     refused.assert_error(429, "rate_limited");
     assert_eq!(app.count("api_keys").await, 2, "no key was made");
     // The next minute it may again.
     app.set_time(common::T0 + 60);
-    let made = call_fn(&app, Some(&cookie), "staff_create_key", "name=x&role=admin&plan=pro").await;
+    let made = app.call_fn(Some(&cookie), "staff_create_key", "name=x&role=admin&plan=pro").await;
     assert_eq!(made.status, StatusCode::OK, "{}", made.text);
     assert_eq!(made.header("cache-control"), Some("no-store"), "the answer carries a secret");
 
@@ -107,7 +103,7 @@ async fn server_functions_count_against_the_sessions_key() {
         assert_eq!(page.status, StatusCode::OK);
         assert!(!page.text.contains("Too many requests"), "{}", page.text);
     }
-    assert_eq!(call_fn(&app, Some(&cookie), "admin_keys", "").await.status, StatusCode::OK);
+    assert_eq!(app.call_fn(Some(&cookie), "admin_keys", "").await.status, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -120,7 +116,7 @@ async fn a_banned_address_cannot_sign_up_anywhere_and_a_banned_key_cannot_scrape
     app.request_as(None, Method::GET, "/api/v1/openapi.json", None).await.assert_error(429, "rate_limited");
     app.request_as(None, Method::GET, "/api/v1/openapi.json", None).await.assert_error(429, "temporarily_banned");
     let keys_before = app.count("api_keys").await;
-    call_fn(&app, None, "sign_up", "").await.assert_error(429, "temporarily_banned");
+    app.call_fn(None, "sign_up", "").await.assert_error(429, "temporarily_banned");
     app.request_as(None, Method::POST, "/api/v1/keys", None).await.assert_error(429, "temporarily_banned");
     assert_eq!(app.count("api_keys").await, keys_before);
 
@@ -235,7 +231,7 @@ async fn wrong_keys_at_sign_in_are_throttled_then_banned() {
     let app = TestApp::new().await;
     let mut codes = Vec::new();
     for n in 0..75 {
-        let reply = call_fn(&app, None, "sign_in", &format!("key=psk_0000000000_wrong{n}")).await;
+        let reply = app.call_fn(None, "sign_in", &format!("key=psk_0000000000_wrong{n}")).await;
         codes.push(reply.body["code"].as_str().unwrap_or_default().to_owned());
     }
     assert!(codes[..60].iter().all(|code| code == "invalid_api_key"), "{codes:?}");
@@ -255,16 +251,16 @@ async fn a_key_keeps_at_most_ten_sessions_and_a_browser_one() {
             .await
             .unwrap()
     };
-    let first = session_cookie(&call_fn(&app, None, "sign_in", &format!("key={key}")).await);
+    let first = session_cookie(&app.call_fn(None, "sign_in", &format!("key={key}")).await);
     // The same browser signing in again: its session is replaced.
-    let again = session_cookie(&call_fn(&app, Some(&first), "sign_in", &format!("key={key}")).await);
+    let again = session_cookie(&app.call_fn(Some(&first), "sign_in", &format!("key={key}")).await);
     assert_eq!(sessions().await, 1);
     let refused = app.send(Request::get("/orders").header(header::COOKIE, &first).body(Body::empty()).unwrap()).await;
     assert!(refused.text.contains("Sign in to see your orders"), "the old session ended");
     // Three hundred other browsers: the ten newest stay.
     for n in 0..300 {
         app.set_time(common::T0 + n);
-        call_fn(&app, None, "sign_in", &format!("key={key}")).await;
+        app.call_fn(None, "sign_in", &format!("key={key}")).await;
     }
     assert_eq!(sessions().await, 10);
     let old = app.send(Request::get("/orders").header(header::COOKIE, &again).body(Body::empty()).unwrap()).await;
@@ -366,7 +362,7 @@ async fn over_https_the_session_cookie_is_host_prefixed_and_secure() {
     let app =
         TestApp::with_config(Config { public_url: Some("https://shop.example".into()), ..Config::default() }).await;
     let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
-    let signed_in = call_fn(&app, None, "sign_in", &format!("key={key}")).await;
+    let signed_in = app.call_fn(None, "sign_in", &format!("key={key}")).await;
     let set = signed_in.header("set-cookie").unwrap();
     assert!(set.starts_with("__Host-petstore_session=") && set.contains("; Secure") && set.contains("Path=/"), "{set}");
     assert!(!set.contains("Domain"), "{set}");
@@ -381,7 +377,7 @@ async fn over_https_the_session_cookie_is_host_prefixed_and_secure() {
     // Over plain HTTP (no --public-url) a browser would drop such a cookie.
     let plain = TestApp::new().await;
     let (_, key) = plain.key(Role::Customer, Plan::Pro, None).await;
-    let set = call_fn(&plain, None, "sign_in", &format!("key={key}")).await.header("set-cookie").unwrap().to_owned();
+    let set = plain.call_fn(None, "sign_in", &format!("key={key}")).await.header("set-cookie").unwrap().to_owned();
     assert!(set.starts_with("petstore_session=") && !set.contains("Secure"), "{set}");
 }
 
@@ -418,7 +414,7 @@ async fn answers_with_a_secret_are_not_stored() {
     assert_eq!(signed_up.header("cache-control"), Some("no-store"));
     let created = app.post("/api/v1/keys", json!({ "name": "ci", "role": "customer", "plan": "pro" })).await;
     assert_eq!(created.header("cache-control"), Some("no-store"));
-    let signed_up = call_fn(&app, None, "sign_up", "").await;
+    let signed_up = app.call_fn(None, "sign_up", "").await;
     assert_eq!(signed_up.status, StatusCode::OK, "{}", signed_up.text);
     assert_eq!(signed_up.header("cache-control"), Some("no-store"));
 }

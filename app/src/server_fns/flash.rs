@@ -130,6 +130,7 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
     use crate::server_fns::{DeleteCategory, PlaceOrder, SaveCategory};
+    use crate::ui::note::{Done, Note};
 
     fn flash<S: ServerFn>(outcome: Result<String, AppError>, values: &[(&str, &str)]) -> Flash {
         let values = values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -148,7 +149,18 @@ mod tests {
         assert!(decoded.outcome_of::<SaveCategory>(Some(4)).is_none(), "another row");
         assert!(decoded.outcome_of::<SaveCategory>(None).is_none(), "the create form");
         assert!(decoded.outcome_of::<DeleteCategory>(Some(3)).is_none(), "another function");
-        assert_eq!(decoded.value("name"), Some("Cats"));
+
+        // The page turns it into a note for that one form, with what was typed.
+        let note = decoded.note::<SaveCategory>(|_, _| Done::new("saved")).expect("a note of its function");
+        assert!(Note::for_form::<SaveCategory>(&Some(note.clone()), Some(4)).is_none(), "another row's form");
+        let own = Note::for_form::<SaveCategory>(&Some(note), Some(3)).expect("its row's form");
+        assert!(own.is_refusal() && own.is_of::<SaveCategory>());
+        assert_eq!(own.typed("name").as_deref(), Some("Cats"), "what was typed goes back into the form");
+        assert!(decoded.note::<DeleteCategory>(|_, _| Done::new("deleted")).is_none());
+        // A success says what was done and gives nothing typed back.
+        let saved = flash::<SaveCategory>(Ok(r#"{"id":3,"name":"Cats"}"#.into()), &[("id", "3"), ("name", "Cats")]);
+        let note = saved.note::<SaveCategory>(|category, _| Done::new(format!("Saved {}.", category.name))).unwrap();
+        assert_eq!((note.text.as_str(), note.typed("name"), note.is_refusal()), ("Saved Cats.", None, false));
 
         let order = r#"{"id":7,"petId":10,"quantity":1,"complete":false}"#;
         let placed = flash::<PlaceOrder>(Ok(order.into()), &[("pet_id", "10")]);

@@ -13,7 +13,8 @@ use crate::ui::data;
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let next = leptos_router::hooks::use_query_map().with_untracked(|query| query.get("next"));
-    let note = from_flash(|flash| flash.note::<SignIn>(|(), _| Done::new("Signed in.")));
+    // Only a refusal comes back here: a sign-in sends the browser on to `next`.
+    let note = from_flash(|flash| flash.note::<SignIn>(|(), _| Done::default())).filter(Note::is_refusal);
     view! {
         <PageTitle text="Sign in"/>
         <SignInForm next note/>

@@ -181,6 +181,13 @@ pub fn page_of(referer: &str) -> Option<&str> {
     is_local_path(path).then_some(path)
 }
 
+/// The page a request was sent from (its `Referer`'s path and query, by [`page_of`]):
+/// where a form's sender goes back to, with or without JavaScript.
+#[cfg(feature = "ssr")]
+pub fn referring_page(headers: &axum::http::HeaderMap) -> Option<&str> {
+    page_of(headers.get(axum::http::header::REFERER)?.to_str().ok()?)
+}
+
 /// Whether `path` is a path of this site that is safe to send a browser to (and to
 /// put in a header): absolute, not `//host`, visible ASCII without backslashes.
 pub fn is_local_path(path: &str) -> bool {

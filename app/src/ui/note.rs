@@ -30,7 +30,7 @@ pub struct Note {
 }
 
 /// The form of server function `S` about `record` (none for a create form).
-pub fn form_of<S: ServerFn>(record: Option<i64>) -> String {
+fn form_of<S: ServerFn>(record: Option<i64>) -> String {
     match record {
         Some(id) => format!("{}#{id}", S::PATH),
         None => S::PATH.to_owned(),
@@ -41,6 +41,11 @@ impl Note {
     /// This note, if it is for the form of `S` about `record`.
     pub fn for_form<S: ServerFn>(note: &Option<Note>, record: Option<i64>) -> Option<Note> {
         note.as_ref().filter(|note| note.form == form_of::<S>(record)).cloned()
+    }
+
+    /// Whether this note is for a form of `S`, about any record.
+    pub fn is_of<S: ServerFn>(&self) -> bool {
+        self.form.starts_with(S::PATH)
     }
 
     pub fn is_refusal(&self) -> bool {

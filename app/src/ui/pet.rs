@@ -38,7 +38,7 @@ pub fn PetPage() -> impl IntoView {
                             let name = card.name.clone();
                             let note = from_flash(|flash| {
                                 flash.note::<PlaceOrder>(|order, _| {
-                                    Done::new(format!("Ordered {} × {name} (order #{}).", order.quantity, order.id))
+                                    Done::new(ordered(&order, &name))
                                         .link("/orders", "See my orders")
                                 })
                             });
@@ -135,7 +135,7 @@ fn OrderBox(
     let outcome = move || match place.value().get() {
         Some(Ok(order)) => view! {
             <p class="notice notice-success" role="status">
-                {format!("Ordered {} × {} (order #{}). ", order.quantity, name, order.id)}
+                {ordered(&order, &name)}" "
                 <a href="/orders">"See my orders"</a>
             </p>
         }
@@ -188,4 +188,9 @@ fn missing() -> impl IntoView {
             <p>"This pet does not exist (any more). " <a href="/">"Back to the catalog"</a></p>
         </section>
     }
+}
+
+/// What an order placed on this page says, with or without JavaScript.
+fn ordered(order: &crate::model::Order, name: &str) -> String {
+    format!("Ordered {} × {name} (order #{}).", order.quantity, order.id)
 }

@@ -42,13 +42,7 @@ pub async fn answer<S: crate::HttpService>(app: S, request: Request, flash_cooki
     let Ok(form) = to_bytes(body, FORM_LIMIT).await else {
         return AppError::new(app::error::ErrorCode::PayloadTooLarge, "the form is larger than 64 KiB").into_response();
     };
-    let back = parts
-        .headers
-        .get(header::REFERER)
-        .and_then(|referer| referer.to_str().ok())
-        .and_then(app::ui::page_of)
-        .unwrap_or("/")
-        .to_owned();
+    let back = app::ui::referring_page(&parts.headers).unwrap_or("/").to_owned();
     let path = parts.uri.path().to_owned();
     if plain {
         parts.headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));

@@ -28,9 +28,7 @@ pub fn CategoriesConsole() -> impl IntoView {
             })
     });
     // A category deleted is gone from the list: said on top.
-    let deleted = note.clone().filter(|note| {
-        !note.is_refusal() && note.form.starts_with(<DeleteCategory as leptos::server_fn::ServerFn>::PATH)
-    });
+    let deleted = note.clone().filter(|note| !note.is_refusal() && note.is_of::<DeleteCategory>());
     let created = Note::for_form::<SaveCategory>(&note, None);
     view! {
         <PageTitle text="Staff: categories"/>

@@ -30,7 +30,7 @@ pub fn KeysConsole() -> impl IntoView {
     });
     let created = Note::for_form::<CreateKey>(&note, None);
     // A revocation, whichever row it was, is said above the table.
-    let revoked = note.filter(|note| note.form.starts_with(<RevokeKey as leptos::server_fn::ServerFn>::PATH));
+    let revoked = note.filter(|note| note.is_of::<RevokeKey>());
     view! {
         <PageTitle text="Staff: keys"/>
         <h1>"API keys"</h1>
@@ -78,11 +78,11 @@ pub fn KeysConsole() -> impl IntoView {
 fn NewKeyForm(note: Option<Note>) -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let result = create.value();
-    let typed = |field: &str| note.as_ref().filter(|note| note.is_refusal()).and_then(|note| note.typed(field));
+    // (A note holds typed values only after a refusal.)
+    let typed = |field: &str| note.as_ref().and_then(|note| note.typed(field));
     let (role, plan) = (typed("role").unwrap_or_default(), typed("plan").unwrap_or_default());
     let (name, per_minute, per_day) = (typed("name"), typed("per_minute"), typed("per_day"));
-    let blamed = [note.clone(), note.clone(), note.clone()];
-    let [blame_name, blame_minute, blame_day] = blamed;
+    let (blame_name, blame_minute, blame_day) = (note.clone(), note.clone(), note.clone());
     view! {
         <ActionForm action=create attr:class="row-form">
             <NameField invalid=move || invalid(&result.get(), &blame_name, "name") value=name/>

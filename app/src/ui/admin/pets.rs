@@ -15,6 +15,7 @@ use crate::ui::widgets::{ErrorNotice, PageTitle, StatusBadge, confirm, query_str
 #[component]
 pub fn PetsConsole() -> impl IntoView {
     let (q, cursor) = use_query_map().with_untracked(|query| (query.get("q"), query.get("cursor")));
+    let search = q.clone();
     let pets = data::resource(move || (q.clone(), cursor.clone()), |(q, cursor)| catalog(None, None, q, cursor));
     let category_list = data::resource(|| (), |_| categories());
     let note = from_flash(|flash| {
@@ -27,9 +28,8 @@ pub fn PetsConsole() -> impl IntoView {
             .or_else(|| flash.note::<DeletePet>(|(), id| Done::new(format!("Pet #{} was deleted.", id.unwrap_or(0)))))
     });
     // After "Delete" on a pet's page, the browser comes back here.
-    let deleted = note.clone().filter(|note| note.form.starts_with(<DeletePet as leptos::server_fn::ServerFn>::PATH));
+    let deleted = note.clone().filter(|note| note.is_of::<DeletePet>());
     let created = Note::for_form::<SavePet>(&note, None);
-    let search = use_query_map().with_untracked(|query| query.get("q"));
     view! {
         <PageTitle text="Staff: pets"/>
         <h1>"Pets"</h1>
