@@ -176,6 +176,12 @@ impl AppError {
         AppError { retry_after: Some(retry_after.max(1)), ..AppError::new(code, message) }
     }
 
+    /// A 503 `unavailable`: a passing condition (a busy or failing store), so it says
+    /// when to try again (`Retry-After`: 1 s).
+    pub fn unavailable(message: impl Into<String>) -> AppError {
+        AppError { retry_after: Some(1), ..AppError::new(ErrorCode::Unavailable, message) }
+    }
+
     pub fn conflict(code: ErrorCode, message: impl Into<String>) -> AppError {
         debug_assert_eq!(code.status(), 409);
         AppError::new(code, message)
@@ -195,63 +201,29 @@ impl AppError {
     }
 }
 
-/// SQLite's result codes for "another connection holds the lock" (`SQLITE_BUSY`) and
-/// "a table is locked" (`SQLITE_LOCKED`); https://www.sqlite.org/rescode.html.
-#[cfg(feature = "ssr")]
-const SQLITE_BUSY: i32 = 5;
-#[cfg(feature = "ssr")]
-const SQLITE_LOCKED: i32 = 6;
-/// The disk (or the database's size limit) is full.
-#[cfg(feature = "ssr")]
-const SQLITE_FULL: i32 = 13;
-
-/// The primary result code of a SQLite error (sqlx reports the extended one, such as
-/// 517 for `SQLITE_BUSY_SNAPSHOT`, whose low byte is the primary).
-#[cfg(feature = "ssr")]
-fn sqlite_primary_code(err: &dyn sqlx::error::DatabaseError) -> Option<i32> {
-    err.code()?.parse::<i32>().ok().map(|code| code & 0xff)
-}
-
-/// Whether a database error says the storage under it failed (full, read-only, an I/O
-/// error), as opposed to this request's own fault or a busy database.
-#[cfg(feature = "ssr")]
-pub fn is_storage_fault(err: &sqlx::Error) -> bool {
-    /// SQLite's result codes for an I/O error, a read-only database and a full disk.
-    const STORAGE: [i32; 3] = [10, 8, SQLITE_FULL];
-    match err {
-        sqlx::Error::Database(db) => sqlite_primary_code(db.as_ref()).is_some_and(|code| STORAGE.contains(&code)),
-        sqlx::Error::Io(_) => true,
-        _ => false,
-    }
-}
-
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> AppError {
-        match &err {
-            // A writer that waited its whole busy timeout: the service is overloaded,
-            // and the client may retry; nothing was written.
-            sqlx::Error::Database(db)
-                if sqlite_primary_code(db.as_ref()).is_some_and(|c| c == SQLITE_BUSY || c == SQLITE_LOCKED) =>
-            {
-                tracing::warn!(error = %err, "database busy");
-                AppError {
-                    cause: Some(Arc::new(err)),
-                    ..AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
-                }
-            }
+        use crate::db::Failure;
+        // A fault is counted and logged once when it starts and once when it ends
+        // (`db::health`), not once a request.
+        let error = match Failure::of(&err) {
+            // A writer that waited its whole busy timeout (another process holds the
+            // lock, or the store is overloaded): the client may retry; nothing was written.
+            Some(Failure::Busy) => AppError::unavailable("the store is busy; retry shortly"),
             // Nothing was written (the transaction is rolled back); writes work again once
             // there is space, reads meanwhile.
-            sqlx::Error::Database(db) if sqlite_primary_code(db.as_ref()) == Some(SQLITE_FULL) => {
-                tracing::error!(error = %err, "the disk is full: writes are refused until there is space");
-                AppError {
-                    cause: Some(Arc::new(err)),
-                    ..AppError::new(ErrorCode::InsufficientStorage, "the store's disk is full; nothing was changed")
-                }
+            Some(Failure::Full) => {
+                AppError::new(ErrorCode::InsufficientStorage, "the store's disk is full; nothing was changed")
             }
-            sqlx::Error::PoolTimedOut => AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly"),
-            _ => AppError::internal("database error", err),
-        }
+            // A read-only volume or an I/O error: likewise, until the volume works again.
+            Some(Failure::Storage) => AppError::unavailable("the store cannot write right now; nothing was changed"),
+            None if matches!(err, sqlx::Error::PoolTimedOut) => {
+                AppError::unavailable("the store is busy; retry shortly")
+            }
+            None => return AppError::internal("database error", err),
+        };
+        AppError { cause: Some(Arc::new(err)), ..error }
     }
 }
 

@@ -7,14 +7,18 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::Db;
+use super::{Db, Failure, sqlite};
 
 /// How often a failing store tries to write.
 pub const PROBE_EVERY: Duration = Duration::from_millis(500);
 
 #[derive(Default)]
 pub(super) struct WriteHealth {
+    /// A storage fault: not ready.
     failing: AtomicBool,
+    /// Writers that waited their whole busy timeout for a lock another connection
+    /// holds: said once in the log, not once a request.
+    waiting_for_lock: AtomicBool,
 }
 
 impl Db {
@@ -29,13 +33,25 @@ impl Db {
         if self.0.health.failing.swap(false, Ordering::AcqRel) {
             tracing::warn!("writes work again: the store is ready");
         }
+        if self.0.health.waiting_for_lock.swap(false, Ordering::AcqRel) {
+            tracing::warn!("writes work again: the lock was released");
+        }
     }
 
-    /// After a `BEGIN` or `COMMIT` failed with `err`: a storage fault makes the store
-    /// not ready until a write commits again.
+    /// After a `BEGIN` or `COMMIT` failed with `err`: counted by kind; a storage fault
+    /// makes the store not ready until a write commits again. Each fault is logged when
+    /// it starts (and by `note_committed` when it ends).
     pub(super) fn note_failed(&self, err: &sqlx::Error) {
-        if crate::error::is_storage_fault(err) && !self.0.health.failing.swap(true, Ordering::AcqRel) {
-            tracing::error!(error = %err, "writes fail for a storage fault: not ready until one commits again");
+        let Some(failure) = Failure::of(err) else { return };
+        metrics::counter!("petstore_db_faults_total", "kind" => failure.as_str()).increment(1);
+        if failure == Failure::Busy {
+            if !self.0.health.waiting_for_lock.swap(true, Ordering::AcqRel) {
+                tracing::warn!(error = %err, "writes wait past the busy timeout for a lock another connection holds: \
+                    refused with 503 until it is released");
+            }
+        } else if !self.0.health.failing.swap(true, Ordering::AcqRel) {
+            tracing::error!(error = %err, kind = failure.as_str(),
+                "writes fail for a storage fault: not ready until one commits again");
             tokio::spawn(self.clone().probe());
         }
     }
@@ -47,10 +63,7 @@ impl Db {
             tokio::time::sleep(PROBE_EVERY).await;
             let Ok(mut tx) = self.begin_write_outside_catalog().await else { continue };
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            let written = sqlx::query("UPDATE write_probe SET at = ? WHERE id = 1")
-                .bind(i64::try_from(now).unwrap_or(i64::MAX))
-                .execute(&mut *tx)
-                .await;
+            let written = sqlite::touch_write_probe(&mut tx, i64::try_from(now).unwrap_or(i64::MAX)).await;
             if written.is_ok() {
                 // Its outcome is noted by the commit itself.
                 let _ = tx.commit().await;

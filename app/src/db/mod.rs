@@ -1,81 +1,47 @@
 //! The database: one handle ([`Db`]) per store, migrations embedded in the binary.
 //!
-//! Everything SQL lives under `services/`; this module opens the store, orders its
-//! writers (`queue`) and keeps the generation the read caches compare. A second engine
-//! plugs in here, behind the same handle (its row locks would make the queue
-//! unnecessary).
+//! Services talk to the handle and to [`sql`], never to the engine: the engine's
+//! connection, its SQL and the meaning of its errors live in one module (`sqlite`).
+//! Around it, this module orders the store's writers (`queue`), keeps the generation
+//! the read caches compare and tells whether writes work (`health`). A second engine
+//! plugs in beside `sqlite`, behind the same handle (its row locks would make the
+//! queue unnecessary).
 
 mod health;
 mod queue;
+pub(crate) mod sqlite;
 
 pub use health::PROBE_EVERY;
 pub use queue::Work;
+/// The store's SQL, one module per resource, which services call instead of writing
+/// SQL of their own. Today it is SQLite's; a second engine gets a module of its own
+/// beside `sqlite`, and this name then dispatches to the engine the handle was opened
+/// on (the pool, [`Conn`] and the transactions becoming one per engine).
+pub(crate) use sqlite as sql;
+pub use sqlite::{Conn, Failure, Pool};
 
 use crate::services::cache::Caches;
 
 use std::ops::{Deref, DerefMut};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use crate::error::{AppError, AppResult};
 
-use crate::error::AppResult;
-
-pub type Pool = sqlx::SqlitePool;
-pub type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
-
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-
-/// How long a writer waits for SQLite's single write lock before giving up with 503.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
-/// and applies any pending migration.
-async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
-    let options = SqliteConnectOptions::from_str(url)?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        // WAL + NORMAL: a commit survives a process crash; only an OS crash may lose
-        // the last transactions. The usual trade for a web service.
-        .synchronous(SqliteSynchronous::Normal)
-        .foreign_keys(true)
-        .busy_timeout(BUSY_TIMEOUT);
-    if let Some(parent) = options.get_filename().parent()
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
-    }
-    let pool = SqlitePoolOptions::new()
-        .max_connections(8)
-        // A connection is an open file in this process: nothing can break it between
-        // uses, so the ping sqlx sends before handing one out would be a wasted round
-        // trip to the connection's thread on every query.
-        .test_before_acquire(false)
-        // A connection whose COMMIT failed (a full disk) may be left counted as inside
-        // a transaction that SQLite already rolled back; every `BEGIN` on it would then
-        // fail ("non-zero transaction depth") until the process restarts. Such a
-        // connection is closed instead of reused, so writes work again as soon as the
-        // fault ends.
-        .before_acquire(|conn, _| Box::pin(async move { Ok(still_usable(conn).await) }))
-        .acquire_timeout(Duration::from_secs(10))
-        .connect_with(options)
-        .await?;
-    MIGRATOR.run(&pool).await?;
-    Ok(pool)
-}
-
-/// Whether a pooled connection is outside any transaction. Checked without a round
-/// trip in the usual case; otherwise after one, which lets a rollback still queued on
-/// the connection (a transaction dropped uncommitted) run first.
-async fn still_usable(conn: &mut sqlx::SqliteConnection) -> bool {
-    use sqlx::Connection;
-    if !conn.is_in_transaction() {
-        return true;
-    }
-    let answered = sqlx::query("SELECT 1").execute(&mut *conn).await.is_ok();
-    answered && !conn.is_in_transaction()
+/// What an acknowledged write survives (`--durability`). Either way a crash of the
+/// process loses nothing acknowledged and the database's integrity survives a power
+/// cut; they differ in whether a power cut (or an OS crash) may lose the last
+/// acknowledged writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Durability {
+    /// Every commit reaches the disk before it is acknowledged (SQLite's
+    /// `synchronous=FULL`): a power cut loses nothing acknowledged.
+    #[default]
+    Full,
+    /// Commits reach the disk at the next checkpoint (`synchronous=NORMAL` in WAL
+    /// mode): a power cut may lose the last acknowledged writes.
+    Normal,
 }
 
 /// The store's data, as one handle: the pool, this process's queue of writers, the
@@ -96,10 +62,16 @@ struct Inner {
 }
 
 impl Db {
-    /// Opens (creating if needed) the database at `url` and applies any pending
-    /// migration (see [`connect`]).
+    /// Opens (creating if needed) the database at `url` with the default
+    /// [`Durability`] and applies any pending migration.
     pub async fn connect(url: &str) -> Result<Db, sqlx::Error> {
-        connect(url).await.map(Db::over)
+        Db::connect_with(url, Durability::default()).await
+    }
+
+    /// Opens (creating if needed) the database at `url`, its commits kept as
+    /// `durability` says, and applies any pending migration.
+    pub async fn connect_with(url: &str, durability: Durability) -> Result<Db, sqlx::Error> {
+        sqlite::connect(url, durability).await.map(Db::over)
     }
 
     /// A handle over a pool opened elsewhere.
@@ -113,8 +85,9 @@ impl Db {
         }))
     }
 
-    /// The SQLite pool, for reads (and for tests and the operator's gauges). Writes go
-    /// through [`Db::begin_write`] or [`Db::write`], so that none is missed by the caches.
+    /// The pool, for the engine's module (`sql`), tests and the operator's gauges.
+    /// Writes go through [`Db::begin_write`] or [`Db::write`], so that none is missed
+    /// by the caches.
     pub fn pool(&self) -> &Pool {
         &self.0.pool
     }
@@ -137,7 +110,12 @@ impl Db {
 
     /// One round trip to the database (for the readiness probe).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        sqlx::query("SELECT 1").execute(self.pool()).await.map(|_| ())
+        sqlite::ping(self.pool()).await
+    }
+
+    /// Whether [`Db::close`] has been called.
+    pub fn is_closed(&self) -> bool {
+        self.pool().is_closed()
     }
 
     /// Closes the pool: the writer and the catalog watcher end with it.
@@ -167,7 +145,7 @@ impl Db {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            match sqlx::query_scalar::<_, i64>("SELECT version FROM catalog_version").fetch_one(self.pool()).await {
+            match sqlite::catalog_version(self.pool()).await {
                 Ok(version) => {
                     if seen != Some(version) {
                         self.bump();
@@ -194,7 +172,7 @@ impl Db {
 /// A write transaction. It reads and writes like the connection it runs on; dropping
 /// it without `commit` rolls back.
 pub struct WriteTx {
-    tx: Tx,
+    tx: sqlite::Tx,
     db: Db,
     /// Whether its commit moves the data generation on (all but `begin_write_outside_catalog`'s).
     moves_generation: bool,
@@ -228,7 +206,7 @@ impl WriteTx {
 }
 
 impl Deref for WriteTx {
-    type Target = sqlx::SqliteConnection;
+    type Target = Conn;
     fn deref(&self) -> &Self::Target {
         &self.tx
     }
@@ -242,10 +220,10 @@ impl DerefMut for WriteTx {
 
 impl Db {
     /// Starts a write transaction of its own once this process's queue of writers gets
-    /// to it (see `queue`). It takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so
-    /// that a writer of another process waits in the busy handler instead of failing
-    /// with "database is locked" when a read lock cannot be upgraded. Every write goes
-    /// through here or [`Db::write`], so none is missed by the read caches.
+    /// to it (see `queue`). It takes the write lock at once, so that a writer of
+    /// another process waits for it instead of failing when a read lock cannot be
+    /// upgraded. Every write goes through here or [`Db::write`], so none is missed by
+    /// the read caches.
     ///
     /// Do not start a write while holding one: the second waits for the first's turn.
     pub async fn begin_write(&self) -> AppResult<WriteTx> {
@@ -262,8 +240,13 @@ impl Db {
     }
 
     async fn begin(&self, moves_generation: bool) -> AppResult<WriteTx> {
-        let turn = self.turn().await?;
-        let tx = self.pool().begin_with("BEGIN IMMEDIATE").await.inspect_err(|err| self.note_failed(err))?;
+        // Its turn is waited for no longer than the lock itself: while another process
+        // holds the lock, each writer before this one waits the whole busy timeout, and
+        // a queue of them must not add up to a wait without end.
+        let turn = tokio::time::timeout(sqlite::BUSY_TIMEOUT, self.turn())
+            .await
+            .map_err(|_| AppError::unavailable("the store is busy; retry shortly"))??;
+        let tx = sqlite::begin_write(self.pool()).await.inspect_err(|err| self.note_failed(err))?;
         Ok(WriteTx { tx, db: self.clone(), moves_generation, turn })
     }
 }

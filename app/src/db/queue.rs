@@ -16,11 +16,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 
-use sqlx::SqliteConnection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::Db;
-use crate::error::{AppError, AppResult, ErrorCode};
+use super::{Conn, Db, sqlite};
+use crate::error::{AppError, AppResult};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
 /// result. An `Err` undoes the write's statements; other writes of the transaction
@@ -43,8 +42,7 @@ pub(super) enum Request {
 /// until its transaction has ended.
 pub struct Turn(#[allow(dead_code)] oneshot::Sender<()>);
 
-pub(super) type Job =
-    Box<dyn for<'c> FnOnce(&'c mut SqliteConnection) -> Pin<Box<dyn Future<Output = Ran> + Send + 'c>> + Send>;
+pub(super) type Job = Box<dyn for<'c> FnOnce(&'c mut Conn) -> Pin<Box<dyn Future<Output = Ran> + Send + 'c>> + Send>;
 
 /// A write that has run: how to answer its caller once the transaction's fate is known,
 /// and whether the transaction can go on (its savepoint was closed).
@@ -60,7 +58,7 @@ impl Db {
     pub async fn write<T, F>(&self, work: F) -> AppResult<T>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel::<AppResult<T>>();
         let job: Job = Box::new(move |conn| {
@@ -110,7 +108,7 @@ impl Db {
 /// or to commit (the cause is in the log), or the runtime is shutting down. Nothing
 /// of the request was written.
 fn not_carried_out() -> AppError {
-    AppError::new(ErrorCode::Unavailable, "the store is busy; retry shortly")
+    AppError::unavailable("the store is busy; retry shortly")
 }
 
 async fn serve(pool: super::Pool, db: Weak<super::Inner>, mut requests: mpsc::Receiver<Request>) {
@@ -149,7 +147,7 @@ async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<J
         AppError::from(err)
     };
     let committed = async {
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
+        let mut tx = sqlite::begin_write(pool).await.map_err(failed)?;
         for write in writes {
             let ran = write(&mut tx).await;
             answers.push(ran.answer);
@@ -175,17 +173,16 @@ async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<J
 
 /// Runs `work` between `SAVEPOINT` and `RELEASE`, rolling its statements back when it
 /// fails. The flag is false when the savepoint could not be closed.
-async fn in_savepoint<T, F>(conn: &mut SqliteConnection, work: F) -> (AppResult<T>, bool)
+async fn in_savepoint<T, F>(conn: &mut Conn, work: F) -> (AppResult<T>, bool)
 where
-    F: for<'c> FnOnce(&'c mut SqliteConnection) -> Work<'c, T>,
+    F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T>,
 {
-    if let Err(err) = sqlx::query("SAVEPOINT queued_write").execute(&mut *conn).await {
+    if let Err(err) = sqlite::savepoint(conn).await {
         return (Err(err.into()), false);
     }
     let outcome = work(&mut *conn).await;
-    let close = if outcome.is_ok() { "RELEASE queued_write" } else { "ROLLBACK TO queued_write; RELEASE queued_write" };
-    match sqlx::raw_sql(close).execute(&mut *conn).await {
-        Ok(_) => (outcome, true),
+    match sqlite::close_savepoint(conn, outcome.is_ok()).await {
+        Ok(()) => (outcome, true),
         Err(err) => (Err(err.into()), false),
     }
 }

@@ -1,18 +1,13 @@
 //! The figures behind the staff dashboard's charts.
 
-use crate::db::Db;
+use crate::db::{Db, sql};
 use crate::error::AppResult;
 use crate::model::{PetStatus, StatusStock};
 use strum::VariantArray;
 
 /// Pets and units in stock for each status (every status, zeros included).
 pub async fn stock_by_status(db: &Db) -> AppResult<Vec<StatusStock>> {
-    let rows: Vec<(PetStatus, i64, i64)> = sqlx::query_as(
-        "SELECT p.status, COUNT(*), COALESCE(SUM(i.quantity), 0)
-         FROM pets p JOIN inventory i ON i.pet_id = p.id GROUP BY p.status",
-    )
-    .fetch_all(db.pool())
-    .await?;
+    let rows = sql::dashboard::stock_by_status(db).await?;
     Ok(PetStatus::VARIANTS
         .iter()
         .copied()
@@ -27,13 +22,7 @@ pub async fn stock_by_status(db: &Db) -> AppResult<Vec<StatusStock>> {
 /// Orders placed in each hour of today (UTC) so far, cancelled ones included: 24 counts.
 pub async fn orders_per_hour_today(db: &Db, now: i64) -> AppResult<Vec<i64>> {
     let midnight = now - now.rem_euclid(86_400);
-    let rows: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT (created_at - ?1) / 3600, COUNT(*) FROM orders
-         WHERE created_at >= ?1 AND created_at < ?1 + 86400 GROUP BY 1",
-    )
-    .bind(midnight)
-    .fetch_all(db.pool())
-    .await?;
+    let rows = sql::dashboard::orders_per_hour(db, midnight).await?;
     let mut hours = vec![0; 24];
     for (hour, count) in rows {
         if let Some(slot) = usize::try_from(hour).ok().and_then(|h| hours.get_mut(h)) {

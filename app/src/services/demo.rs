@@ -1,7 +1,7 @@
 //! A small demo catalog for `make run`, loaded only into an empty database and only
 //! through the service functions, so it obeys every rule real data does.
 
-use crate::db::Db;
+use crate::db::{Db, sql};
 use crate::error::AppResult;
 use crate::model::{InventoryUpdate, NewCategory, NewPet, PetStatus};
 use crate::services::{categories, inventory, pets};
@@ -34,10 +34,7 @@ const CATALOG: &[(&str, &str, &[(&str, PetStatus, i64)])] = &[
 /// Loads the demo catalog when the store has no categories and no pets. Returns
 /// whether it did.
 pub async fn seed_if_empty(db: &Db) -> AppResult<bool> {
-    let (categories_n, pets_n): (i64, i64) =
-        sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)")
-            .fetch_one(db.pool())
-            .await?;
+    let (categories_n, pets_n) = sql::pets::catalog_size(db).await?;
     if categories_n + pets_n > 0 {
         return Ok(false);
     }

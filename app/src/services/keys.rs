@@ -9,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::db::Db;
+use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
 use crate::services::access::{self, ClientAddr, Subject};
@@ -129,20 +129,16 @@ async fn insert(db: &Db, now: i64, name: &str, role: Role, plan: Plan, limits: L
     let id: i64 = db
         .write(move |conn| {
             Box::pin(async move {
-                Ok(sqlx::query_scalar(
-                    "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                )
-                .bind(&prefix)
-                .bind(key_hash.as_slice())
-                .bind(owned_name)
-                .bind(role)
-                .bind(plan)
-                .bind(i64::from(limits.per_minute))
-                .bind(i64::from(limits.per_day))
-                .bind(now)
-                .fetch_one(&mut *conn)
-                .await?)
+                let row = sql::keys::NewKeyRow {
+                    prefix: &prefix,
+                    key_hash: &key_hash,
+                    name: &owned_name,
+                    role,
+                    plan,
+                    limits,
+                    created_at: now,
+                };
+                sql::keys::insert(conn, &row).await
             })
         })
         .await?;
@@ -154,36 +150,22 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-const COLUMNS: &str =
-    "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";
-
 pub async fn find_by_prefix(db: &Db, prefix: &str) -> AppResult<Option<KeyRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE prefix = ?")))
-        .bind(prefix)
-        .fetch_optional(db.pool())
-        .await?)
+    sql::keys::by_prefix(db, prefix).await
 }
 
 pub async fn get(db: &Db, id: i64) -> AppResult<KeyRow> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
-        .bind(id)
-        .fetch_optional(db.pool())
-        .await?
-        .ok_or_else(|| AppError::not_found("key", id))
+    sql::keys::get(db, id).await?.ok_or_else(|| AppError::not_found("key", id))
 }
 
 pub async fn list(db: &Db, page: PageRequest) -> AppResult<Page<KeyRow>> {
-    let rows: Vec<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id > ? ORDER BY id LIMIT ?")))
-        .bind(page.after)
-        .bind(page.fetch_limit())
-        .fetch_all(db.pool())
-        .await?;
+    let rows = sql::keys::list(db, page).await?;
     Ok(page.finish(rows, |row| row.id))
 }
 
 /// Every key, in id order (the CLI's list and the staff page).
 pub async fn list_all(db: &Db) -> AppResult<Vec<KeyRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} ORDER BY id"))).fetch_all(db.pool()).await?)
+    sql::keys::list_all(db).await
 }
 
 /// Revokes a key (idempotent: a revoked key keeps its first revocation time) and ends
@@ -192,34 +174,21 @@ pub async fn list_all(db: &Db) -> AppResult<Vec<KeyRow>> {
 /// operations, with only the CLI on the server's machine to let them back in.
 pub async fn revoke(db: &Db, now: i64, id: i64) -> AppResult<KeyRow> {
     let mut tx = db.begin_write().await?;
-    let found: Option<(Role, Option<i64>)> =
-        sqlx::query_as("SELECT role, revoked_at FROM api_keys WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
+    let found = sql::keys::role_and_revocation(&mut tx, id).await?;
     let Some((role, revoked_at)) = found else { return Err(AppError::not_found("key", id)) };
-    if role == Role::Admin && revoked_at.is_none() {
-        let other_admins: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL AND id != ?")
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
-        if other_admins == 0 {
-            return Err(AppError::conflict(
-                ErrorCode::LastAdminKey,
-                format!("key {id} is the last active admin key; create another admin key before revoking it"),
-            ));
-        }
+    if role == Role::Admin && revoked_at.is_none() && sql::keys::other_active_admins(&mut tx, id).await? == 0 {
+        return Err(AppError::conflict(
+            ErrorCode::LastAdminKey,
+            format!("key {id} is the last active admin key; create another admin key before revoking it"),
+        ));
     }
-    sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?")
-        .bind(now)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("DELETE FROM sessions WHERE key_id = ?").bind(id).execute(&mut *tx).await?;
+    sql::keys::revoke(&mut tx, id, now).await?;
     tx.commit().await?;
     get(db, id).await
 }
 
 pub async fn count(db: &Db) -> AppResult<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM api_keys").fetch_one(db.pool()).await?)
+    sql::keys::count(db).await
 }
 
 #[cfg(test)]

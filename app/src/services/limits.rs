@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
-use crate::db::Db;
+use crate::db::{Db, sql};
 use crate::error::AppResult;
 use crate::model::Limits;
 use crate::services::clock::Clock;
@@ -65,16 +65,18 @@ impl Verdict {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Usage {
-    minute_start: i64,
-    minute_count: i64,
-    day_start: i64,
-    day_count: i64,
-    refusals: i64,
-    refusals_until: i64,
-    banned_until: i64,
+/// One subject's counters, as kept in memory and saved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub(crate) struct Usage {
+    pub minute_start: i64,
+    pub minute_count: i64,
+    pub day_start: i64,
+    pub day_count: i64,
+    pub refusals: i64,
+    pub refusals_until: i64,
+    pub banned_until: i64,
     /// Changed since the last flush.
+    #[sqlx(skip)]
     dirty: bool,
 }
 
@@ -130,26 +132,7 @@ impl RateLimiter {
     pub async fn load(clock: Clock, bans: BanPolicy, db: &Db) -> AppResult<RateLimiter> {
         let limiter = RateLimiter::new(clock, bans);
         let now = limiter.clock.now();
-        let rows: Vec<(String, i64, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until
-             FROM rate_limit_usage WHERE day_start + 86400 > ? OR banned_until > ?",
-        )
-        .bind(now)
-        .bind(now)
-        .fetch_all(db.pool())
-        .await?;
-        for (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) in rows
-        {
-            let usage = Usage {
-                minute_start,
-                minute_count,
-                day_start,
-                day_count,
-                refusals,
-                refusals_until,
-                banned_until,
-                dirty: false,
-            };
+        for (subject, usage) in sql::rate_limits::load(db, now).await? {
             limiter.usage.insert(subject, usage);
         }
         Ok(limiter)
@@ -257,26 +240,7 @@ impl RateLimiter {
         // every second.
         let mut tx = db.begin_write_outside_catalog().await?;
         for (subject, u) in rows {
-            sqlx::query(
-                "INSERT INTO rate_limit_usage
-                   (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                 ON CONFLICT (subject) DO UPDATE SET
-                   minute_start = excluded.minute_start, minute_count = excluded.minute_count,
-                   day_start = excluded.day_start, day_count = excluded.day_count,
-                   refusals = excluded.refusals, refusals_until = excluded.refusals_until,
-                   banned_until = excluded.banned_until",
-            )
-            .bind(subject)
-            .bind(u.minute_start)
-            .bind(u.minute_count)
-            .bind(u.day_start)
-            .bind(u.day_count)
-            .bind(u.refusals)
-            .bind(u.refusals_until)
-            .bind(u.banned_until)
-            .execute(&mut *tx)
-            .await?;
+            sql::rate_limits::save(&mut tx, subject, u).await?;
         }
         tx.commit().await?;
         Ok(())

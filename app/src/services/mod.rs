@@ -1,5 +1,6 @@
 //! The service layer: every rule of contract.md lives here once. REST handlers and
-//! server functions both call these functions and nothing else touches SQL.
+//! server functions both call these functions; these in turn read and write through
+//! the store's handle (`db::Db`) and its queries (`db::sql`), never SQL of their own.
 
 pub mod access;
 pub mod auth;

@@ -3,18 +3,17 @@
 //! are in `rules`). Placing honours an Idempotency-Key.
 
 use sha2::{Digest, Sha256};
-use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::db::Db;
+use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
     Caller, Cancellation, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState, OrderView,
     Page, Role,
 };
 use crate::services::clock::rfc3339;
-use crate::services::inventory::{open_order_count, state_for_update, write_state};
+use crate::services::inventory::{state_for_update, write_state};
 use crate::services::paging::PageRequest;
 use crate::services::{rules, validate};
 
@@ -23,16 +22,17 @@ pub const QUANTITY_MAX: i64 = 1_000;
 pub const IDEMPOTENCY_SECONDS: i64 = 24 * 3600;
 const IDEMPOTENCY_KEY_MAX: usize = 255;
 
+/// An order as stored.
 #[derive(sqlx::FromRow)]
-struct OrderRow {
-    id: i64,
-    pet_id: i64,
-    key_id: i64,
-    quantity: i64,
-    ship_date: Option<String>,
-    complete: bool,
-    created_at: i64,
-    cancelled_at: Option<i64>,
+pub(crate) struct OrderRow {
+    pub id: i64,
+    pub pet_id: i64,
+    pub key_id: i64,
+    pub quantity: i64,
+    pub ship_date: Option<String>,
+    pub complete: bool,
+    pub created_at: i64,
+    pub cancelled_at: Option<i64>,
 }
 
 impl OrderRow {
@@ -58,8 +58,6 @@ impl OrderRow {
         }
     }
 }
-
-const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
 
 /// A ship date as given (RFC 3339 with an offset), kept in UTC.
 fn ship_date(field: &str, raw: &str) -> AppResult<String> {
@@ -118,7 +116,7 @@ pub async fn place(
 /// answer recorded for it. `Ok` carries the client's answer and whether this call
 /// placed it; `Err` (a failure of ours, or a key reused) writes nothing.
 async fn place_recorded(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     now: i64,
     caller: Caller,
     new: &NewOrder,
@@ -126,23 +124,15 @@ async fn place_recorded(
     request_hash: [u8; 32],
 ) -> AppResult<(AppResult<Order>, bool)> {
     if let Some(key) = idempotency_key {
-        let record: Option<(Vec<u8>, i64, String)> = sqlx::query_as(
-            "SELECT request_hash, status, body FROM idempotency_records
-             WHERE key_id = ? AND idem_key = ? AND created_at > ?",
-        )
-        .bind(caller.key_id)
-        .bind(key)
-        .bind(now - IDEMPOTENCY_SECONDS)
-        .fetch_optional(&mut *conn)
-        .await?;
-        if let Some((hash, status, body)) = record {
-            if hash != request_hash {
+        let recorded = sql::orders::recorded_answer(conn, caller.key_id, key, now - IDEMPOTENCY_SECONDS).await?;
+        if let Some(recorded) = recorded {
+            if recorded.request_hash != request_hash {
                 return Err(AppError::conflict(
                     ErrorCode::IdempotencyKeyReused,
                     "this Idempotency-Key was used for a different request",
                 ));
             }
-            return Ok((replay(status, &body), false));
+            return Ok((replay(recorded.status, &recorded.body), false));
         }
     }
     let outcome = match validated(new) {
@@ -159,19 +149,9 @@ async fn place_recorded(
                     Ok(order) => (201, serde_json::to_string(order)),
                     Err(err) => (i64::from(err.status), serde_json::to_string(err)),
                 };
-                sqlx::query(
-                    "INSERT OR REPLACE INTO idempotency_records
-                       (key_id, idem_key, request_hash, status, body, created_at)
-                     VALUES (?, ?, ?, ?, ?, ?)",
-                )
-                .bind(caller.key_id)
-                .bind(key)
-                .bind(request_hash.as_slice())
-                .bind(status)
-                .bind(body.map_err(|e| AppError::internal("idempotency record", e))?)
-                .bind(now)
-                .execute(&mut *conn)
-                .await?;
+                let body = body.map_err(|e| AppError::internal("idempotency record", e))?;
+                let answer = sql::orders::Recorded { request_hash: request_hash.to_vec(), status, body };
+                sql::orders::record_answer(conn, caller.key_id, key, &answer, now).await?;
             }
             Ok((outcome, true))
         }
@@ -180,9 +160,7 @@ async fn place_recorded(
 
 /// How many orders are open (neither complete nor cancelled), for the metrics.
 pub async fn count_open(db: &Db) -> AppResult<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE complete = 0 AND cancelled_at IS NULL")
-        .fetch_one(db.pool())
-        .await?)
+    sql::orders::count_open(db).await
 }
 
 /// The order request with its rules checked: a positive `petId`, 1 to 1,000 units, a
@@ -204,23 +182,14 @@ fn replay(status: i64, body: &str) -> AppResult<Order> {
     }
 }
 
-async fn place_in(conn: &mut SqliteConnection, now: i64, caller: Caller, request: &NewOrder) -> AppResult<Order> {
+async fn place_in(conn: &mut Conn, now: i64, caller: Caller, request: &NewOrder) -> AppResult<Order> {
     let current = state_for_update(conn, request.pet_id).await.map_err(|err| match err.code {
         ErrorCode::NotFound => AppError::validation("petId", format!("pet {} does not exist", request.pet_id)),
         _ => err,
     })?;
     let next = rules::place_order(current, request.quantity)?;
     write_state(conn, request.pet_id, current, next).await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING id",
-    )
-    .bind(request.pet_id)
-    .bind(caller.key_id)
-    .bind(request.quantity)
-    .bind(&request.ship_date)
-    .bind(now)
-    .fetch_one(&mut *conn)
-    .await?;
+    let id = sql::orders::insert(conn, now, caller.key_id, request).await?;
     Ok(Order {
         id,
         pet_id: request.pet_id,
@@ -232,36 +201,24 @@ async fn place_in(conn: &mut SqliteConnection, now: i64, caller: Caller, request
 
 /// An order the caller may see (customers: their own; others → 404). Cancelled orders
 /// are gone from the API; the storefront's history (`cancelled`) still shows them.
-async fn visible(conn: &mut SqliteConnection, caller: Caller, id: i64, cancelled: bool) -> AppResult<OrderRow> {
-    let row: Option<OrderRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?;
+async fn visible(conn: &mut Conn, caller: Caller, id: i64, cancelled: bool) -> AppResult<OrderRow> {
+    shown(sql::orders::get_for_update(conn, id).await?, caller, id, cancelled)
+}
+
+fn shown(row: Option<OrderRow>, caller: Caller, id: i64, cancelled: bool) -> AppResult<OrderRow> {
     row.filter(|row| cancelled || row.cancelled_at.is_none())
         .filter(|row| caller.role == Role::Admin || row.key_id == caller.key_id)
         .ok_or_else(|| AppError::not_found("order", id))
 }
 
 pub async fn get(db: &Db, caller: Caller, id: i64) -> AppResult<Order> {
-    let mut conn = db.pool().acquire().await?;
-    Ok(visible(&mut conn, caller, id, false).await?.to_api())
+    let row = sql::orders::get(db, id).await?;
+    Ok(shown(row, caller, id, false)?.to_api())
 }
 
 /// A customer's own orders, or everyone's for an admin; newest last (by id).
 pub async fn list(db: &Db, caller: Caller, filter: &OrderFilter, page: PageRequest) -> AppResult<Page<Order>> {
-    let mut sql = QueryBuilder::<Sqlite>::new(COLUMNS);
-    sql.push(" WHERE cancelled_at IS NULL AND id > ").push_bind(page.after);
-    if caller.role != Role::Admin {
-        sql.push(" AND key_id = ").push_bind(caller.key_id);
-    }
-    if let Some(complete) = filter.complete {
-        sql.push(" AND complete = ").push_bind(complete);
-    }
-    if let Some(pet_id) = filter.pet_id {
-        sql.push(" AND pet_id = ").push_bind(pet_id);
-    }
-    sql.push(" ORDER BY id LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<OrderRow> = sql.build_query_as().fetch_all(db.pool()).await?;
+    let rows = sql::orders::list(db, caller, filter, page).await?;
     let page = page.finish(rows, |row| row.id);
     Ok(Page { items: page.items.iter().map(OrderRow::to_api).collect(), next_cursor: page.next_cursor })
 }
@@ -272,7 +229,7 @@ pub async fn list(db: &Db, caller: Caller, filter: &OrderFilter, page: PageReque
 pub async fn cancel(db: &Db, now: i64, caller: Caller, id: i64) -> AppResult<Cancellation> {
     let mut tx = db.begin_write().await?;
     let order = visible(&mut tx, caller, id, true).await?;
-    let pet_name = pet_name(&mut tx, order.pet_id).await?;
+    let pet_name = sql::pets::name(&mut tx, order.pet_id).await?;
     if order.cancelled_at.is_some() {
         return Ok(Cancellation { order: order.to_view(pet_name), already: true });
     }
@@ -284,14 +241,10 @@ pub async fn cancel(db: &Db, now: i64, caller: Caller, id: i64) -> AppResult<Can
     }
     let current = state_for_update(&mut tx, order.pet_id).await?;
     write_state(&mut tx, order.pet_id, current, rules::cancel_order(current, order.quantity)).await?;
-    sqlx::query("UPDATE orders SET cancelled_at = ? WHERE id = ?").bind(now).bind(id).execute(&mut *tx).await?;
+    sql::orders::set_cancelled(&mut tx, id, now).await?;
     tx.commit().await?;
     let cancelled = OrderRow { cancelled_at: Some(now), ..order };
     Ok(Cancellation { order: cancelled.to_view(pet_name), already: false })
-}
-
-async fn pet_name(conn: &mut SqliteConnection, pet_id: i64) -> AppResult<Option<String>> {
-    Ok(sqlx::query_scalar("SELECT name FROM pets WHERE id = ?").bind(pet_id).fetch_optional(&mut *conn).await?)
 }
 
 /// The storefront's order history: a customer's own orders or, for an admin, everyone's,
@@ -303,43 +256,11 @@ pub async fn history(
     filter: &OrderHistoryFilter,
     page: PageRequest,
 ) -> AppResult<Page<OrderView>> {
-    #[derive(sqlx::FromRow)]
-    struct Listed {
-        #[sqlx(flatten)]
-        order: OrderRow,
-        pet_name: Option<String>,
-    }
-    let mut sql = QueryBuilder::<Sqlite>::new(
-        "SELECT o.id, o.pet_id, o.key_id, o.quantity, o.ship_date, o.complete, o.created_at, o.cancelled_at,
-                p.name AS pet_name
-         FROM orders o LEFT JOIN pets p ON p.id = o.pet_id WHERE 1 = 1",
-    );
-    if page.after > 0 {
-        sql.push(" AND o.id < ").push_bind(page.after);
-    }
-    if caller.role != Role::Admin {
-        sql.push(" AND o.key_id = ").push_bind(caller.key_id);
-    }
-    match filter.state {
-        None => {}
-        Some(OrderState::Open) => {
-            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 0");
-        }
-        Some(OrderState::Completed) => {
-            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 1");
-        }
-        Some(OrderState::Cancelled) => {
-            sql.push(" AND o.cancelled_at IS NOT NULL");
-        }
-    }
-    if let Some(pet) = filter.pet.as_deref() {
-        sql.push(" AND instr(p.name_key, ").push_bind(validate::fold(pet)).push(") > 0");
-    }
-    sql.push(" ORDER BY o.id DESC LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<Listed> = sql.build_query_as().fetch_all(db.pool()).await?;
-    let page = page.finish(rows, |row| row.order.id);
+    let pet_name_part = filter.pet.as_deref().map(validate::fold);
+    let rows = sql::orders::history(db, caller, filter, pet_name_part.as_deref(), page).await?;
+    let page = page.finish(rows, |(order, _)| order.id);
     Ok(Page {
-        items: page.items.into_iter().map(|row| row.order.to_view(row.pet_name)).collect(),
+        items: page.items.into_iter().map(|(order, pet_name)| order.to_view(pet_name)).collect(),
         next_cursor: page.next_cursor,
     })
 }
@@ -357,13 +278,9 @@ pub async fn complete(db: &Db, now: i64, caller: Caller, id: i64, completion: Or
         return Err(AppError::conflict(ErrorCode::OrderCompleted, format!("order {id} is already completed")));
     }
     let ship_date = given_ship_date.or(order.ship_date.clone()).unwrap_or_else(|| rfc3339(now));
-    sqlx::query("UPDATE orders SET complete = 1, ship_date = ? WHERE id = ?")
-        .bind(&ship_date)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
+    sql::orders::set_complete(&mut tx, id, &ship_date).await?;
     let current = state_for_update(&mut tx, order.pet_id).await?;
-    let others = open_order_count(&mut tx, order.pet_id).await?;
+    let others = sql::inventory::open_orders(&mut tx, order.pet_id).await?;
     write_state(&mut tx, order.pet_id, current, rules::complete_order(current, others)).await?;
     tx.commit().await?;
     Ok(Order { complete: true, ship_date: Some(ship_date), ..order.to_api() })

@@ -1,19 +1,12 @@
 //! Pets: creation with their initial stock, replacement under the status rules,
 //! listing with filters and keyset paging.
 
-use sqlx::{QueryBuilder, Sqlite};
-
-use crate::db::Db;
+use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{NewPet, Page, Pet, PetCard, PetFilter, PetStatus};
 use crate::services::paging::PageRequest;
 use crate::services::rules;
-use crate::services::{categories, inventory, validate};
-
-const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
-     FROM pets p
-     JOIN categories c ON c.id = p.category_id
-     JOIN inventory i ON i.pet_id = p.id";
+use crate::services::{inventory, validate};
 
 /// One page of pets with their category name and stock (what the catalog shows;
 /// cached, see `cache`).
@@ -24,27 +17,8 @@ pub async fn list_cards(db: &Db, filter: &PetFilter, page: PageRequest) -> AppRe
 }
 
 async fn read_cards(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
-    let mut sql = QueryBuilder::<Sqlite>::new(CARD_COLUMNS);
-    sql.push(" WHERE p.id > ").push_bind(page.after);
-    if let Some(status) = filter.status {
-        sql.push(" AND p.status = ").push_bind(status);
-    }
-    if let Some(category_id) = filter.category_id {
-        sql.push(" AND p.category_id = ").push_bind(category_id);
-    }
-    if let Some(q) = &filter.q {
-        sql.push(" AND instr(p.name_key, ").push_bind(validate::fold(q)).push(") > 0");
-    }
-    if let Some(ids) = &filter.ids {
-        sql.push(" AND p.id IN (");
-        let mut list = sql.separated(", ");
-        for id in ids {
-            list.push_bind(*id);
-        }
-        sql.push(")");
-    }
-    sql.push(" ORDER BY p.id LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<PetCard> = sql.build_query_as().fetch_all(db.pool()).await?;
+    let name_part = filter.q.as_deref().map(validate::fold);
+    let rows = sql::pets::cards(db, filter, name_part.as_deref(), page).await?;
     Ok(page.finish(rows, |card| card.id))
 }
 
@@ -55,13 +29,7 @@ pub async fn list(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<P
 }
 
 pub async fn card(db: &Db, id: i64) -> AppResult<PetCard> {
-    let read = || async move {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
-            .bind(id)
-            .fetch_optional(db.pool())
-            .await?
-            .ok_or_else(|| AppError::not_found("pet", id))
-    };
+    let read = || async move { sql::pets::card(db, id).await?.ok_or_else(|| AppError::not_found("pet", id)) };
     db.caches().cards.get_or_read(db, id, read).await
 }
 
@@ -76,22 +44,11 @@ pub async fn create(db: &Db, new: NewPet) -> AppResult<Pet> {
     let status = new.status.unwrap_or(PetStatus::Available);
 
     let mut tx = db.begin_write().await?;
-    if !categories::exists(&mut tx, category_id).await? {
+    if !sql::categories::exists(&mut tx, category_id).await? {
         return Err(missing_category(category_id));
     }
-    let id: i64 =
-        sqlx::query_scalar("INSERT INTO pets (name, name_key, category_id, status) VALUES (?, ?, ?, ?) RETURNING id")
-            .bind(&name.text)
-            .bind(&name.key)
-            .bind(category_id)
-            .bind(status)
-            .fetch_one(&mut *tx)
-            .await?;
-    sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (?, ?)")
-        .bind(id)
-        .bind(rules::initial_stock(status))
-        .execute(&mut *tx)
-        .await?;
+    let id =
+        sql::pets::insert(&mut tx, &name.text, &name.key, category_id, status, rules::initial_stock(status)).await?;
     tx.commit().await?;
     Ok(Pet { id, name: name.text, category_id, status })
 }
@@ -104,23 +61,17 @@ pub async fn replace(db: &Db, id: i64, new: NewPet) -> AppResult<Pet> {
 
     let mut tx = db.begin_write().await?;
     let current = inventory::state_for_update(&mut tx, id).await?;
-    if !categories::exists(&mut tx, category_id).await? {
+    if !sql::categories::exists(&mut tx, category_id).await? {
         return Err(missing_category(category_id));
     }
     let next = match new.status {
         None => current,
         Some(requested) => {
-            let open_orders = inventory::open_order_count(&mut tx, id).await?;
+            let open_orders = sql::inventory::open_orders(&mut tx, id).await?;
             rules::admin_set_status(current, requested, open_orders)?
         }
     };
-    sqlx::query("UPDATE pets SET name = ?, name_key = ?, category_id = ? WHERE id = ?")
-        .bind(&name.text)
-        .bind(&name.key)
-        .bind(category_id)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
+    sql::pets::rename(&mut tx, id, &name.text, &name.key, category_id).await?;
     inventory::write_state(&mut tx, id, current, next).await?;
     tx.commit().await?;
     Ok(Pet { id, name: name.text, category_id, status: next.status })
@@ -130,15 +81,14 @@ pub async fn delete(db: &Db, id: i64) -> AppResult<()> {
     let mut tx = db.begin_write().await?;
     // Reading the state first gives the 404 for a missing pet.
     let _ = inventory::state_for_update(&mut tx, id).await?;
-    let open = inventory::open_order_count(&mut tx, id).await?;
+    let open = sql::inventory::open_orders(&mut tx, id).await?;
     if open > 0 {
         return Err(AppError::conflict(
             ErrorCode::PetHasOpenOrders,
             format!("pet {id} is held by {open} open order(s); complete or cancel them first"),
         ));
     }
-    // The inventory row goes with the pet (ON DELETE CASCADE).
-    sqlx::query("DELETE FROM pets WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    sql::pets::delete(&mut tx, id).await?;
     tx.commit().await?;
     Ok(())
 }

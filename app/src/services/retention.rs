@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::db::Db;
+use crate::db::{Conn, Db, Work, sql};
 use crate::error::AppResult;
 use crate::services::clock::Clock;
 use crate::services::limits::DAY;
@@ -25,31 +25,31 @@ pub struct Swept {
     pub rate_limit_rows: u64,
 }
 
-/// Each table's rows past keeping at `now` (a `?` bound to it). The deletes go by
-/// rowid, in batches: SQLite has no `DELETE … LIMIT` unless built with it.
-const SESSIONS: &str = "DELETE FROM sessions WHERE rowid IN
-     (SELECT rowid FROM sessions WHERE expires_at <= ?1 LIMIT ?2)";
-const IDEMPOTENCY_RECORDS: &str = "DELETE FROM idempotency_records WHERE rowid IN
-     (SELECT rowid FROM idempotency_records WHERE created_at <= ?1 - ?3 LIMIT ?2)";
-/// The rows the rate limiter would no longer load (`RateLimiter::load`).
-const RATE_LIMIT_ROWS: &str = "DELETE FROM rate_limit_usage WHERE rowid IN
-     (SELECT rowid FROM rate_limit_usage WHERE day_start <= ?1 - ?3 AND banned_until <= ?1 LIMIT ?2)";
-
 /// Deletes every row past keeping at `now`.
 pub async fn sweep(db: &Db, now: i64) -> AppResult<Swept> {
+    use sql::retention::{expired_sessions, idempotency_records, rate_limit_rows};
     Ok(Swept {
-        sessions: delete_in_batches(db, SESSIONS, now, 0).await?,
-        idempotency_records: delete_in_batches(db, IDEMPOTENCY_RECORDS, now, IDEMPOTENCY_SECONDS).await?,
-        rate_limit_rows: delete_in_batches(db, RATE_LIMIT_ROWS, now, DAY).await?,
+        sessions: in_batches(db, |conn| Box::pin(expired_sessions(conn, now, BATCH))).await?,
+        idempotency_records: in_batches(db, |conn| {
+            Box::pin(idempotency_records(conn, now, BATCH, IDEMPOTENCY_SECONDS))
+        })
+        .await?,
+        // The rows the rate limiter would no longer load (`RateLimiter::load`).
+        rate_limit_rows: in_batches(db, |conn| Box::pin(rate_limit_rows(conn, now, BATCH, DAY))).await?,
     })
 }
 
-async fn delete_in_batches(db: &Db, sql: &'static str, now: i64, age: i64) -> AppResult<u64> {
+/// Runs `delete` (which deletes at most [`BATCH`] rows and says how many) in
+/// transactions of its own until a batch comes back short.
+async fn in_batches<F>(db: &Db, delete: F) -> AppResult<u64>
+where
+    F: for<'c> Fn(&'c mut Conn) -> Work<'c, u64>,
+{
     let mut deleted = 0;
     loop {
         // None of these rows is catalog data: the read caches stay as they are.
         let mut tx = db.begin_write_outside_catalog().await?;
-        let batch = sqlx::query(sql).bind(now).bind(BATCH).bind(age).execute(&mut *tx).await?.rows_affected();
+        let batch = delete(&mut tx).await?;
         tx.commit().await?;
         deleted += batch;
         if batch < BATCH as u64 {
@@ -68,7 +68,7 @@ pub fn spawn(db: Db, clock: Clock) -> tokio::task::JoinHandle<()> {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            if db.pool().is_closed() {
+            if db.is_closed() {
                 return;
             }
             match sweep(&db, clock.now()).await {

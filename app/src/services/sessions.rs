@@ -2,10 +2,10 @@
 //! an HttpOnly cookie; only the token's hash is stored. The key itself never reaches
 //! browser storage.
 
-use crate::db::Db;
+use crate::db::{Db, sql};
 use crate::error::AppResult;
 use crate::model::Caller;
-use crate::services::keys::{self, KeyRow};
+use crate::services::keys;
 
 /// How long a session lasts: 30 days.
 pub const SESSION_SECONDS: i64 = 30 * 86_400;
@@ -23,30 +23,9 @@ pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> A
     db.write(move |conn| {
         Box::pin(async move {
             if let Some(replaced) = replaced {
-                sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
-                    .bind(replaced.as_slice())
-                    .execute(&mut *conn)
-                    .await?;
+                sql::keys::delete_session(conn, &replaced).await?;
             }
-            sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-                .bind(token_hash.as_slice())
-                .bind(key_id)
-                .bind(now)
-                .bind(now + SESSION_SECONDS)
-                .execute(&mut *conn)
-                .await?;
-            // The newest sessions stay (ties: the last inserted, by rowid).
-            sqlx::query(
-                "DELETE FROM sessions WHERE key_id = ?1 AND rowid NOT IN
-                   (SELECT rowid FROM sessions WHERE key_id = ?1 AND expires_at > ?2
-                    ORDER BY created_at DESC, rowid DESC LIMIT ?3)",
-            )
-            .bind(key_id)
-            .bind(now)
-            .bind(SESSIONS_PER_KEY)
-            .execute(&mut *conn)
-            .await?;
-            Ok(())
+            sql::keys::insert_session(conn, &token_hash, key_id, now, now + SESSION_SECONDS, SESSIONS_PER_KEY).await
         })
     })
     .await?;
@@ -55,30 +34,13 @@ pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> A
 
 /// The caller behind a session token, if the session is live and its key not revoked.
 pub async fn caller(db: &Db, now: i64, token: &str) -> AppResult<Option<Caller>> {
-    let row: Option<KeyRow> = sqlx::query_as(
-        "SELECT k.id, k.prefix, k.key_hash, k.name, k.role, k.plan, k.per_minute, k.per_day, k.created_at, k.revoked_at
-         FROM sessions s JOIN api_keys k ON k.id = s.key_id
-         WHERE s.token_hash = ? AND s.expires_at > ? AND k.revoked_at IS NULL",
-    )
-    .bind(keys::hash(token).as_slice())
-    .bind(now)
-    .fetch_optional(db.pool())
-    .await?;
+    let row = sql::keys::by_session(db, &keys::hash(token), now).await?;
     Ok(row.map(|row| row.caller()))
 }
 
 pub async fn end(db: &Db, token: &str) -> AppResult<()> {
     let token_hash = keys::hash(token);
-    db.write(move |conn| {
-        Box::pin(async move {
-            sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
-                .bind(token_hash.as_slice())
-                .execute(&mut *conn)
-                .await?;
-            Ok(())
-        })
-    })
-    .await
+    db.write(move |conn| Box::pin(async move { sql::keys::delete_session(conn, &token_hash).await })).await
 }
 
 /// The session cookie, as the store is served: over HTTPS (the `--public-url` setting

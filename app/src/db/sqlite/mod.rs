@@ -1,0 +1,157 @@
+//! The SQLite engine: how the store's file is opened, its SQL (one module per
+//! resource) and what its error codes mean. This is the only module that knows the
+//! engine; services reach it as `db::sql` (see `db`), the handle through the functions
+//! below.
+
+pub mod categories;
+pub mod dashboard;
+pub mod inventory;
+pub mod keys;
+pub mod orders;
+pub mod pets;
+pub mod rate_limits;
+pub mod retention;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use super::Durability;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+pub type Pool = sqlx::SqlitePool;
+/// A connection inside a write transaction (its own or one the queue shares).
+pub type Conn = sqlx::SqliteConnection;
+pub type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// How long a writer waits for SQLite's single write lock before giving up with 503.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
+/// and applies any pending migration.
+pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        // In WAL mode either keeps the file intact through a power cut; FULL also syncs
+        // the log at every commit, so nothing acknowledged is lost with it.
+        .synchronous(match durability {
+            Durability::Full => SqliteSynchronous::Full,
+            Durability::Normal => SqliteSynchronous::Normal,
+        })
+        .foreign_keys(true)
+        .busy_timeout(BUSY_TIMEOUT);
+    if let Some(parent) = options.get_filename().parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
+    }
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        // A connection is an open file in this process: nothing can break it between
+        // uses, so the ping sqlx sends before handing one out would be a wasted round
+        // trip to the connection's thread on every query.
+        .test_before_acquire(false)
+        // A connection whose COMMIT failed (a full disk) may be left counted as inside
+        // a transaction that SQLite already rolled back; every `BEGIN` on it would then
+        // fail ("non-zero transaction depth") until the process restarts. Such a
+        // connection is closed instead of reused, so writes work again as soon as the
+        // fault ends.
+        .before_acquire(|conn, _| Box::pin(async move { Ok(still_usable(conn).await) }))
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await?;
+    MIGRATOR.run(&pool).await?;
+    Ok(pool)
+}
+
+/// Whether a pooled connection is outside any transaction. Checked without a round
+/// trip in the usual case; otherwise after one, which lets a rollback still queued on
+/// the connection (a transaction dropped uncommitted) run first.
+async fn still_usable(conn: &mut Conn) -> bool {
+    use sqlx::Connection;
+    if !conn.is_in_transaction() {
+        return true;
+    }
+    let answered = sqlx::query("SELECT 1").execute(&mut *conn).await.is_ok();
+    answered && !conn.is_in_transaction()
+}
+
+/// A write transaction that takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so
+/// that a writer of another process waits in the busy handler instead of failing with
+/// "database is locked" when a read lock cannot be upgraded.
+pub async fn begin_write(pool: &Pool) -> Result<Tx, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// A savepoint inside a shared write transaction.
+pub async fn savepoint(conn: &mut Conn) -> Result<(), sqlx::Error> {
+    sqlx::query("SAVEPOINT queued_write").execute(&mut *conn).await.map(|_| ())
+}
+
+/// Closes the savepoint, keeping its statements (`keep`) or undoing them.
+pub async fn close_savepoint(conn: &mut Conn, keep: bool) -> Result<(), sqlx::Error> {
+    let close = if keep { "RELEASE queued_write" } else { "ROLLBACK TO queued_write; RELEASE queued_write" };
+    sqlx::raw_sql(close).execute(&mut *conn).await.map(|_| ())
+}
+
+pub async fn ping(pool: &Pool) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1").execute(pool).await.map(|_| ())
+}
+
+/// The catalog's version: a counter the database's own triggers move on with every
+/// change to categories, pets or stock, whoever makes it.
+pub async fn catalog_version(pool: &Pool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT version FROM catalog_version").fetch_one(pool).await
+}
+
+/// The health probe's write: one row rewritten.
+pub async fn touch_write_probe(conn: &mut Conn, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE write_probe SET at = ? WHERE id = 1").bind(now).execute(&mut *conn).await.map(|_| ())
+}
+
+/// What a database error means for the client, by SQLite's result code
+/// (https://www.sqlite.org/rescode.html).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Another connection holds the lock (`SQLITE_BUSY`, `SQLITE_LOCKED`) past the busy
+    /// timeout: nothing was written, and a retry may succeed.
+    Busy,
+    /// The disk (or the database's size limit) is full (`SQLITE_FULL`).
+    Full,
+    /// The storage under the database failed otherwise: read-only (`SQLITE_READONLY`)
+    /// or an I/O error (`SQLITE_IOERR`).
+    Storage,
+}
+
+impl Failure {
+    /// Its name in the metrics and the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Busy => "busy",
+            Failure::Full => "full",
+            Failure::Storage => "storage",
+        }
+    }
+
+    pub fn of(err: &sqlx::Error) -> Option<Failure> {
+        match err {
+            sqlx::Error::Database(db) => match primary_code(db.as_ref())? {
+                5 | 6 => Some(Failure::Busy),
+                13 => Some(Failure::Full),
+                8 | 10 => Some(Failure::Storage),
+                _ => None,
+            },
+            sqlx::Error::Io(_) => Some(Failure::Storage),
+            _ => None,
+        }
+    }
+}
+
+/// The primary result code of a SQLite error (sqlx reports the extended one, such as
+/// 517 for `SQLITE_BUSY_SNAPSHOT`, whose low byte is the primary).
+fn primary_code(err: &dyn sqlx::error::DatabaseError) -> Option<i32> {
+    err.code()?.parse::<i32>().ok().map(|code| code & 0xff)
+}

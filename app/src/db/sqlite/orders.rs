@@ -1,0 +1,165 @@
+//! Orders, and the answers recorded under an Idempotency-Key.
+
+use sqlx::{QueryBuilder, Sqlite};
+
+use super::Conn;
+use crate::db::Db;
+use crate::error::AppResult;
+use crate::model::{Caller, NewOrder, OrderFilter, OrderHistoryFilter, OrderState, Role};
+use crate::services::orders::OrderRow;
+use crate::services::paging::PageRequest;
+
+const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
+
+pub async fn insert(conn: &mut Conn, now: i64, key_id: i64, order: &NewOrder) -> AppResult<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING id",
+    )
+    .bind(order.pet_id)
+    .bind(key_id)
+    .bind(order.quantity)
+    .bind(&order.ship_date)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+pub async fn get(db: &Db, id: i64) -> AppResult<Option<OrderRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await?)
+}
+
+/// The order, inside a write transaction (which holds the write lock).
+pub async fn get_for_update(conn: &mut Conn, id: i64) -> AppResult<Option<OrderRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?)
+}
+
+/// The API's listing: orders not cancelled after `page.after`, the caller's own unless
+/// an admin's, by id, one more than the page holds.
+pub async fn list(db: &Db, caller: Caller, filter: &OrderFilter, page: PageRequest) -> AppResult<Vec<OrderRow>> {
+    let mut sql = QueryBuilder::<Sqlite>::new(COLUMNS);
+    sql.push(" WHERE cancelled_at IS NULL AND id > ").push_bind(page.after);
+    if caller.role != Role::Admin {
+        sql.push(" AND key_id = ").push_bind(caller.key_id);
+    }
+    if let Some(complete) = filter.complete {
+        sql.push(" AND complete = ").push_bind(complete);
+    }
+    if let Some(pet_id) = filter.pet_id {
+        sql.push(" AND pet_id = ").push_bind(pet_id);
+    }
+    sql.push(" ORDER BY id LIMIT ").push_bind(page.fetch_limit());
+    Ok(sql.build_query_as().fetch_all(db.pool()).await?)
+}
+
+#[derive(sqlx::FromRow)]
+struct Listed {
+    #[sqlx(flatten)]
+    order: OrderRow,
+    pet_name: Option<String>,
+}
+
+/// The storefront's history: newest first, before `page.after` (when not 0), cancelled
+/// ones included, each with its pet's name (`pet_name_part`: folded, contained in it).
+pub async fn history(
+    db: &Db,
+    caller: Caller,
+    filter: &OrderHistoryFilter,
+    pet_name_part: Option<&str>,
+    page: PageRequest,
+) -> AppResult<Vec<(OrderRow, Option<String>)>> {
+    let mut sql = QueryBuilder::<Sqlite>::new(
+        "SELECT o.id, o.pet_id, o.key_id, o.quantity, o.ship_date, o.complete, o.created_at, o.cancelled_at,
+                p.name AS pet_name
+         FROM orders o LEFT JOIN pets p ON p.id = o.pet_id WHERE 1 = 1",
+    );
+    if page.after > 0 {
+        sql.push(" AND o.id < ").push_bind(page.after);
+    }
+    if caller.role != Role::Admin {
+        sql.push(" AND o.key_id = ").push_bind(caller.key_id);
+    }
+    match filter.state {
+        None => {}
+        Some(OrderState::Open) => {
+            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 0");
+        }
+        Some(OrderState::Completed) => {
+            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 1");
+        }
+        Some(OrderState::Cancelled) => {
+            sql.push(" AND o.cancelled_at IS NOT NULL");
+        }
+    }
+    if let Some(part) = pet_name_part {
+        sql.push(" AND instr(p.name_key, ").push_bind(part.to_owned()).push(") > 0");
+    }
+    sql.push(" ORDER BY o.id DESC LIMIT ").push_bind(page.fetch_limit());
+    let rows: Vec<Listed> = sql.build_query_as().fetch_all(db.pool()).await?;
+    Ok(rows.into_iter().map(|row| (row.order, row.pet_name)).collect())
+}
+
+pub async fn count_open(db: &Db) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE complete = 0 AND cancelled_at IS NULL")
+        .fetch_one(db.pool())
+        .await?)
+}
+
+pub async fn set_cancelled(conn: &mut Conn, id: i64, at: i64) -> AppResult<()> {
+    sqlx::query("UPDATE orders SET cancelled_at = ? WHERE id = ?").bind(at).bind(id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+pub async fn set_complete(conn: &mut Conn, id: i64, ship_date: &str) -> AppResult<()> {
+    sqlx::query("UPDATE orders SET complete = 1, ship_date = ? WHERE id = ?")
+        .bind(ship_date)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// An answer recorded under an Idempotency-Key: the request's hash, the status and
+/// the body sent.
+pub struct Recorded {
+    pub request_hash: Vec<u8>,
+    pub status: i64,
+    pub body: String,
+}
+
+/// The answer recorded for `key` of `key_id` since `since`, if any.
+pub async fn recorded_answer(conn: &mut Conn, key_id: i64, key: &str, since: i64) -> AppResult<Option<Recorded>> {
+    let row: Option<(Vec<u8>, i64, String)> = sqlx::query_as(
+        "SELECT request_hash, status, body FROM idempotency_records
+         WHERE key_id = ? AND idem_key = ? AND created_at > ?",
+    )
+    .bind(key_id)
+    .bind(key)
+    .bind(since)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(|(request_hash, status, body)| Recorded { request_hash, status, body }))
+}
+
+/// Records (or, past its 24 hours, replaces) the answer for `key` of `key_id`.
+pub async fn record_answer(conn: &mut Conn, key_id: i64, key: &str, answer: &Recorded, now: i64) -> AppResult<()> {
+    sqlx::query(
+        "INSERT OR REPLACE INTO idempotency_records
+           (key_id, idem_key, request_hash, status, body, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(key_id)
+    .bind(key)
+    .bind(answer.request_hash.as_slice())
+    .bind(answer.status)
+    .bind(&answer.body)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
