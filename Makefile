@@ -28,7 +28,7 @@ E2E_ADDR ?= 127.0.0.1:3011
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -49,7 +49,7 @@ lint: toolchain
 	cargo clippy --locked --all-targets -p app -p server --features app/ssr,server/bench-internals -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown -p frontend -- -D warnings
 
-test-rust: toolchain
+test-rust: toolchain fault-tools
 	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
 
 build-release:
@@ -86,7 +86,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
-test-tools: build-tools chromium end2end/node_modules/.package-lock.json schemathesis
+test-tools: build-tools chromium fault-tools end2end/node_modules/.package-lock.json schemathesis
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -128,6 +128,13 @@ schemathesis: python-venv
 	else rm -rf "$(SCHEMATHESIS_VENV)" && python3 -m venv "$(SCHEMATHESIS_VENV)" \
 	  && "$(SCHEMATHESIS_VENV)/bin/pip" install --quiet --require-hashes --only-binary :all: -r $(API_FUZZ_LOCK) \
 	  && echo "$$want" > "$(SCHEMATHESIS_VENV)/lock.sha256"; fi
+
+# The fault suite (server/tests/faults.rs): Debian's sqlite3 holds the database's lock
+# from another process; mkfs.ext4 and chattr make a volume whose files refuse writes.
+fault-tools:
+	@if command -v sqlite3 >/dev/null && command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null; then \
+	  echo "ok: sqlite3, mkfs.ext4, chattr"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y sqlite3 e2fsprogs; fi
 
 chromium:
 	@if [ -x /usr/bin/chromium ]; then echo "ok: chromium"; \

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use app::db::Durability;
 use app::services::access::TrustedProxies;
 use app::services::limits::BanPolicy;
 use clap::{Args, ValueEnum};
@@ -36,6 +37,10 @@ pub struct Config {
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, value_parser = parse_database_url,
           global = true)]
     pub database_url: String,
+    /// What an acknowledged write survives: full (a power cut loses nothing
+    /// acknowledged) or normal (a power cut may lose the last writes; a crash never does)
+    #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = Durability::default(), global = true)]
+    pub durability: Durability,
     /// Log format on standard error (the level is set with RUST_LOG)
     #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
     pub log_format: LogFormat,

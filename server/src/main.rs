@@ -67,25 +67,34 @@ enum KeysCommand {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = cli.config;
-    init_logging(config.log_format);
+    // Held to the end of main: dropping it writes out the lines still queued.
+    let _log_writer = init_logging(config.log_format);
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
         Command::Keys(command) => manage_keys(config, command).await,
     }
 }
 
-/// Logs go to standard error (stdout carries only what scripts read: keys, the address).
-fn init_logging(format: LogFormat) {
+/// Logs go to standard error (stdout carries only what scripts read: keys, the address),
+/// written by a thread of their own: a request only queues its line. When the queue is
+/// full (standard error slower than the lines come) a line is dropped rather than a
+/// request kept waiting, and a line that cannot be written (a log file on a full disk)
+/// is lost, never the request's answer.
+fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
+    let (writer, guard) = tracing_appender::non_blocking(std::io::stderr());
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let logs = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    // Not the formatter's own report of a failed write: it goes to standard error with
+    // `eprintln!`, which panics when that fails too.
+    let logs = tracing_subscriber::fmt().with_writer(writer).with_env_filter(filter).log_internal_errors(false);
     match format {
         LogFormat::Human => logs.init(),
         LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
     }
+    guard
 }
 
 async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
-    app::db::Db::connect(&config.database_url)
+    app::db::Db::connect_with(&config.database_url, config.durability)
         .await
         .with_context(|| format!("opening the database {}", config.database_url))
 }

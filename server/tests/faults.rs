@@ -1,14 +1,21 @@
-//! Faults the machine has, met by the real binary: a store on a small volume that
-//! fills up. Writes are refused with 507 `insufficient_storage` and change nothing,
-//! reads go on, `/readyz` says not ready, and both writes and readiness come back as
-//! soon as there is space, with no restart.
-//! (Tests run as root, as the toolchain notes say: the volume is a tmpfs mounted for
-//! the test and resized under the running server.)
+//! Faults the machine has, met by the real binary:
+//! - a store on a small volume that fills up: writes are refused with 507
+//!   `insufficient_storage` and change nothing, reads go on, `/readyz` says not ready,
+//!   and both writes and readiness come back as soon as there is space;
+//! - storage that refuses writes (an I/O error): the same, with 503 `unavailable`;
+//! - another process holding the database's lock: writes wait the busy timeout, then
+//!   503 with `Retry-After`, the queue of writers never wedges, and all works the moment
+//!   the lock is released;
+//! - the log on a full disk: every request is still answered.
+//!
+//! None needs a restart to recover. (Tests run as root, as the toolchain notes say: the
+//! volumes are a tmpfs, or ext4 on a loop device, mounted for the test.)
 
 mod common;
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::live::LiveServer;
@@ -38,6 +45,44 @@ impl Volume {
             .expect("mount runs");
         assert!(resized.success());
     }
+}
+
+impl Volume {
+    /// An ext4 file system in a file of `megabytes`, on a loop device mounted at `at`.
+    fn ext4(image: &Path, at: &Path, megabytes: u64) -> Volume {
+        std::fs::File::create(image).unwrap().set_len(megabytes << 20).unwrap();
+        run("mkfs.ext4", &["-q".as_ref(), image.as_os_str()]);
+        run("mount", &["-o".as_ref(), "loop".as_ref(), image.as_os_str(), at.as_os_str()]);
+        Volume { at: at.to_path_buf() }
+    }
+}
+
+/// Runs a command that must succeed.
+fn run(program: &str, args: &[&std::ffi::OsStr]) {
+    let status = Command::new(program).args(args).status().unwrap_or_else(|e| panic!("{program} runs: {e}"));
+    assert!(status.success(), "{program} {args:?}: {status}");
+}
+
+/// Polls `/readyz` until it answers `expected`, for at most 5 s.
+async fn readiness_becomes(http: &common::live::Http, expected: u16) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, ready) = http.send("GET", "/readyz", None, None, &[]).await.unwrap();
+        if status == expected {
+            return ready;
+        }
+        assert!(Instant::now() < deadline, "/readyz still not {expected} after 5 s: {status} {ready}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The value of one metric line (`name{labels}`) in the server's `/metrics`, 0 if absent.
+async fn metric(http: &common::live::Http, admin: &str, series: &str) -> f64 {
+    http.text("/metrics", admin)
+        .await
+        .lines()
+        .find_map(|line| line.strip_prefix(series).and_then(|rest| rest.trim().parse().ok()))
+        .unwrap_or(0.0)
 }
 
 impl Drop for Volume {
@@ -105,5 +150,169 @@ async fn a_full_disk_refuses_writes_with_507_and_they_work_again_when_space_retu
             http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created + n)), &[]).await.unwrap();
         assert_eq!(status, 201, "write {n} after the fault: {body}");
     }
+    assert!(server.terminate(), "a clean stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().join("volume");
+    std::fs::create_dir(&mount).unwrap();
+    let volume = Volume::ext4(&dir.path().join("volume.img"), &mount, 32);
+    let (mut server, admin) = LiveServer::start(&mount);
+    let admin = admin.expect("the first start creates an admin key");
+    let http = server.client();
+    let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
+    let pet = |name: &str| json!({"name": name, "categoryId": category["id"]});
+    let kept = http.expect(201, "POST", "/api/v1/pets", &admin, Some(&pet("Kept before"))).await;
+
+    // The files refuse every write, even root's: ext4's immutable attribute (Linux
+    // refuses to remount a volume read-only while files on it are open for writing).
+    let files = [server.db_path.clone(), server.db_path.with_extension("db-wal")];
+    let attribute = |flag: &str| {
+        for file in &files {
+            run("chattr", &[flag.as_ref(), file.as_os_str()]);
+        }
+    };
+    attribute("+i");
+    let (status, headers, body) =
+        http.send_full("POST", "/api/v1/pets", Some(&admin), Some(&pet("Refused")), &[]).await.unwrap();
+    assert_eq!((status, body["code"].as_str()), (503, Some("unavailable")), "{body}");
+    assert!(headers.contains_key("retry-after"), "{headers:?}");
+    // Not ready, naming the dependency; healthy; reads go on.
+    let ready = readiness_becomes(&http, 503).await;
+    assert_eq!((ready["code"].as_str(), ready["dependency"].as_str()), (Some("unavailable"), Some("database")));
+    assert_eq!(http.send("GET", "/healthz", None, None, &[]).await.unwrap().0, 200);
+    let (status, listed) = http.get("/api/v1/pets", &admin).await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert!(metric(&http, &admin, "petstore_db_faults_total{kind=\"storage\"}").await >= 1.0);
+    assert_eq!(metric(&http, &admin, "petstore_db_writes_failing").await, 1.0);
+
+    // The fault ends: ready again within 5 s by itself, and writes work.
+    attribute("-i");
+    readiness_becomes(&http, 200).await;
+    let after = http.expect(201, "POST", "/api/v1/pets", &admin, Some(&pet("After"))).await;
+    let (_, listed) = http.get("/api/v1/pets", &admin).await.unwrap();
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    // Nothing acknowledged lost, nothing refused stored.
+    assert_eq!(names, ["Kept before", "After"], "{listed}");
+    assert!(after["id"].as_i64() > kept["id"].as_i64());
+    assert!(server.terminate(), "a clean stop");
+    drop(volume);
+}
+
+/// Debian's `sqlite3`, holding the database's write lock until told to let go.
+struct LockHolder {
+    child: std::process::Child,
+}
+
+impl LockHolder {
+    fn take(db: &Path) -> LockHolder {
+        let mut child = Command::new("sqlite3")
+            .arg(db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sqlite3 runs (make test installs it)");
+        let stdin = child.stdin.as_mut().unwrap();
+        writeln!(stdin, ".timeout 10000\nBEGIN EXCLUSIVE;\nSELECT 'locked';").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "locked", "sqlite3 took the lock");
+        LockHolder { child }
+    }
+
+    fn release(mut self) {
+        let mut stdin = self.child.stdin.take().unwrap();
+        writeln!(stdin, "COMMIT;\n.quit").unwrap();
+        drop(stdin);
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_held_by_another_process_makes_writes_wait_then_503_and_nothing_wedges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, admin) = LiveServer::start(dir.path());
+    let admin = admin.expect("the first start creates an admin key");
+    let http = server.client();
+    let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
+    let pet = |name: String| json!({"name": name, "categoryId": category["id"]});
+
+    let lock = LockHolder::take(&server.db_path);
+    // Writers of both kinds at once (pets take a transaction of their own, orders share
+    // the queue's): each waits the busy timeout (5 s) at most before its turn and at
+    // most again for the lock, so every one is answered, none later than the request
+    // timeout, and every refusal is a 503 with Retry-After.
+    let started = Instant::now();
+    let writers = (0..6).map(|n| {
+        let (http, admin, body) = (http.clone(), admin.clone(), pet(format!("Waiting {n}")));
+        tokio::spawn(async move { http.send_full("POST", "/api/v1/pets", Some(&admin), Some(&body), &[]).await })
+    });
+    for answer in futures::future::join_all(writers).await {
+        let (status, headers, body) = answer.unwrap().expect("an answer, not a wedged queue");
+        assert_eq!((status, body["code"].as_str()), (503, Some("unavailable")), "{body}");
+        assert!(headers.contains_key("retry-after"), "{headers:?}");
+    }
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(4), "writes waited for the lock ({waited:?})");
+    // Reads go on meanwhile (WAL), and the store stays ready: the lock is another
+    // client's, not a fault of the storage.
+    assert_eq!(http.get("/api/v1/pets", &admin).await.unwrap().0, 200);
+    assert_eq!(http.send("GET", "/readyz", None, None, &[]).await.unwrap().0, 200);
+    assert!(metric(&http, &admin, "petstore_db_faults_total{kind=\"busy\"}").await >= 1.0);
+
+    // Released: the next write works at once (within a second, polled).
+    lock.release();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let (status, body) =
+            http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet("After".into())), &[]).await.unwrap();
+        if status == 201 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "writes still refused after the lock was released: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, listed) = http.get("/api/v1/pets", &admin).await.unwrap();
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["After"], "nothing refused was stored");
+    assert!(server.terminate(), "a clean stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_on_a_full_disk_costs_no_request_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let _volume = Volume::mount(&logs, "64k");
+    let log = std::fs::File::create(logs.join("server.log")).unwrap();
+    // Every request logs a line (INFO), to a file on a volume about to be full.
+    let (mut server, admin) = LiveServer::start_with(dir.path(), |command| {
+        command.env("RUST_LOG", "info").stderr(log);
+    });
+    let admin = admin.expect("the first start creates an admin key");
+    let http = server.client();
+    // Fill the volume: what the log writes from now on fails.
+    let mut filler = std::fs::File::create(logs.join("filler")).unwrap();
+    while filler.write_all(&[0; 4096]).and_then(|()| filler.sync_all()).is_ok() {}
+
+    for n in 0..200 {
+        let (status, body) = http.get("/api/v1/pets", &admin).await.expect("an answer, not a dropped connection");
+        assert_eq!(status, 200, "request {n}: {body}");
+    }
+    let (status, _) = http.send("GET", "/", None, None, &[]).await.expect("a page");
+    assert_eq!(status, 200);
+    let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
+    assert!(category["id"].is_i64());
     assert!(server.terminate(), "a clean stop");
 }

@@ -22,7 +22,12 @@ async fn health_and_readiness_answer_without_a_key() {
     assert!(ready.header("x-ratelimit-limit").is_none(), "probes are not rate-limited");
 
     app.db.close().await;
-    app.request_as(None, Method::GET, "/readyz", None).await.assert_error(503, "unavailable");
+    // The Error object, naming the dependency that failed; ask again in a second.
+    let ready = app.request_as(None, Method::GET, "/readyz", None).await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE, "{}", ready.text);
+    assert_eq!((ready.body["code"].as_str(), ready.body["status"].as_u64()), (Some("unavailable"), Some(503)));
+    assert_eq!(ready.body["dependency"].as_str(), Some("database"), "{}", ready.text);
+    assert_eq!(ready.header("retry-after"), Some("1"));
     assert_eq!(app.request_as(None, Method::GET, "/healthz", None).await.status, StatusCode::OK);
 }
 
@@ -63,6 +68,7 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
         r#"petstore_db_pool_connections{state="idle"}"#,
         "petstore_db_pool_max_connections 8",
         "petstore_banned_subjects 0",
+        "petstore_db_writes_failing 0",
     ] {
         assert!(text.contains(expected), "missing {expected} in:\n{text}");
     }

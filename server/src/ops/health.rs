@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
-use app::error::{AppError, ErrorCode};
+use app::error::AppError;
 use axum::Json;
 use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::AppState;
@@ -18,19 +20,27 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
-pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
+pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.db.writes_failing() {
         // Which dependency, not why in detail (that is in the log).
         let message = "the database's storage refuses writes (full, read-only or failing); reads still work";
-        // The store tries a write of its own twice a second: ask again in a second.
-        return Err(AppError { retry_after: Some(1), ..AppError::new(ErrorCode::Unavailable, message) });
+        return not_ready("database", message);
     }
     match tokio::time::timeout(READY_TIMEOUT, state.db.ping()).await {
-        Ok(Ok(_)) => Ok(Json(json!({ "status": "ready" }))),
+        Ok(Ok(_)) => Json(json!({ "status": "ready" })).into_response(),
         Ok(Err(err)) => {
             tracing::warn!(error = %err, "readiness probe failed");
-            Err(AppError::new(ErrorCode::Unavailable, "the database is not reachable"))
+            not_ready("database", "the database is not reachable")
         }
-        Err(_) => Err(AppError::new(ErrorCode::Unavailable, "the database did not answer within 2 s")),
+        Err(_) => not_ready("database", "the database did not answer within 2 s"),
     }
+}
+
+/// 503 `unavailable` in the Error shape, naming the `dependency` that failed. The
+/// store checks again by itself (twice a second): ask again in a second.
+fn not_ready(dependency: &'static str, message: &str) -> Response {
+    let error = AppError::unavailable(message);
+    let body =
+        json!({ "code": error.code, "message": error.message, "status": error.status, "dependency": dependency });
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], Json(body)).into_response()
 }

@@ -57,6 +57,14 @@ fn describe() {
     metrics::describe_gauge!("petstore_db_pool_max_connections", "Most database connections this server opens");
     metrics::describe_gauge!("petstore_banned_subjects", "Keys, addresses and networks banned right now");
     metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");
+    metrics::describe_counter!(
+        "petstore_db_faults_total",
+        "Write transactions that failed for a fault, by kind (full, storage: read-only or I/O error, busy: a lock held past the busy timeout)"
+    );
+    metrics::describe_gauge!(
+        "petstore_db_writes_failing",
+        "1 while writes fail for a storage fault (/readyz is 503), else 0"
+    );
 }
 
 /// Histograms keep raw samples until they are drained; drain them even if nobody scrapes.
@@ -178,6 +186,7 @@ async fn record_gauges(state: &AppState) {
     metrics::gauge!("petstore_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
     metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.db.pool().options().get_max_connections()));
     metrics::gauge!("petstore_banned_subjects").set(state.access.limiter.banned_now() as f64);
+    metrics::gauge!("petstore_db_writes_failing").set(if state.db.writes_failing() { 1.0 } else { 0.0 });
     if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);
     }

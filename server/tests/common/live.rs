@@ -24,17 +24,24 @@ impl LiveServer {
     /// Starts the binary over `dir/live.db` (no demo catalog) on a free port and waits
     /// until it listens. Returns the first admin key when this start created it.
     pub fn start(dir: &Path) -> (LiveServer, Option<String>) {
+        LiveServer::start_with(dir, |_| {})
+    }
+
+    /// As [`LiveServer::start`], with the command changed by `configure` first (more
+    /// variables, standard error elsewhere).
+    pub fn start_with(dir: &Path, configure: impl FnOnce(&mut Command)) -> (LiveServer, Option<String>) {
         let db_path = dir.join("live.db");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
+        command
             .env("DATABASE_URL", format!("sqlite://{}", db_path.display()))
             .env("PETSTORE_ADDR", "127.0.0.1:0")
             .env("PETSTORE_DEMO_DATA", "false")
             .env("RUST_LOG", "warn")
             .env("LEPTOS_OUTPUT_NAME", "petstore")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the server binary starts");
+            .stderr(Stdio::inherit());
+        configure(&mut command);
+        let mut child = command.spawn().expect("the server binary starts");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         // Read the start-up lines, then keep draining so the server never blocks on stdout.
@@ -125,6 +132,37 @@ impl Http {
         body: Option<&Value>,
         headers: &[(&str, &str)],
     ) -> Result<Answer, String> {
+        self.send_full(method, path, key, body, headers).await.map(|(status, _, body)| (status, body))
+    }
+
+    /// As [`Http::send`], with the response's headers.
+    pub async fn send_full(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, hyper::HeaderMap, Value), String> {
+        let (status, headers, body) = self.exchange(method, path, key, body, headers).await?;
+        Ok((status, headers, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+    }
+
+    /// A GET with `key` that must answer 200; its body as text (`/metrics`).
+    pub async fn text(&self, path: &str, key: &str) -> String {
+        let (status, _, body) = self.exchange("GET", path, Some(key), None, &[]).await.expect("an answer");
+        assert_eq!(status, 200, "GET {path}");
+        String::from_utf8(body.to_vec()).expect("UTF-8")
+    }
+
+    async fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
         let mut builder = hyper::Request::builder().method(method).uri(format!("{}{path}", self.base));
         if let Some(key) = key {
             builder = builder.header("authorization", format!("Bearer {key}"));
@@ -143,8 +181,9 @@ impl Http {
         let call = async {
             let response = self.client.request(request).await.map_err(|e| e.to_string())?;
             let status = response.status().as_u16();
+            let headers = response.headers().clone();
             let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-            Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+            Ok((status, headers, body))
         };
         tokio::time::timeout(Duration::from_secs(30), call).await.map_err(|_| "no answer in 30 s".to_owned())?
     }
