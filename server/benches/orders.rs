@@ -1,6 +1,7 @@
 //! Orders per second through the real API (auth and limits included) over SQLite:
-//! many clients ordering one unit each, over distinct pets and over one hot pet. Only
-//! 201s count; 409s (a pet sold out) are expected refusals, anything else an error.
+//! many clients ordering one unit each, over distinct pets and over one hot pet, with
+//! each `--durability` (full: every commit synced to disk; normal: at checkpoints).
+//! Only 201s count; 409s (a pet sold out) are expected refusals, anything else an error.
 //!
 //! Run: `cargo bench -p server --bench orders` (or `make bench-orders`).
 
@@ -8,6 +9,7 @@ mod common;
 
 use std::time::Duration;
 
+use app::db::Durability;
 use app::model::{InventoryUpdate, Limits, NewApiKey, NewCategory, NewPet, Plan, Role};
 use app::services::clock::Clock;
 use app::services::{categories, inventory, keys, pets};
@@ -22,9 +24,18 @@ const DISTINCT_PETS: usize = 1_000;
 
 #[tokio::main]
 async fn main() {
+    println!("POST /api/v1/store/orders, quantity 1, {CONNECTIONS} connections, {}s each", ROUND.as_secs());
+    println!("{:<12} {:<28} {:>10} {:>10} {:>8} {:>8}", "durability", "pets", "orders/s", "placed", "409s", "errors");
+    for durability in [Durability::Full, Durability::Normal] {
+        measure(durability).await;
+    }
+}
+
+/// Both rows over a store of their own, opened with `durability`.
+async fn measure(durability: Durability) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    let db = app::db::Db::connect(&url).await.unwrap();
+    let db = app::db::Db::connect_with(&url, durability).await.unwrap();
     let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
     let mut pet_ids = Vec::with_capacity(DISTINCT_PETS + 1);
     for n in 0..=DISTINCT_PETS {
@@ -38,12 +49,10 @@ async fn main() {
     let limits = Limits { per_minute: u32::MAX / 2, per_day: u32::MAX / 2 };
     let new = NewApiKey { name: "bench".into(), role: Role::Customer, plan: Plan::Enterprise, limits: Some(limits) };
     let key = keys::create(&db, 0, new).await.unwrap().key;
-    let state =
-        AppState::new(db.clone(), Config { database_url: url, ..Config::default() }, Clock::system()).await.unwrap();
+    let config = Config { database_url: url, durability, ..Config::default() };
+    let state = AppState::new(db.clone(), config, Clock::system()).await.unwrap();
     let addr = common::spawn(Router::new().fallback_service(server::api::service(state))).await;
 
-    println!("POST /api/v1/store/orders, quantity 1, {CONNECTIONS} connections, {}s each", ROUND.as_secs());
-    println!("{:<28} {:>10} {:>10} {:>8} {:>8}", "pets", "orders/s", "placed", "409s", "errors");
     for (label, targets) in
         [(format!("{DISTINCT_PETS} distinct pets"), pet_ids.clone()), ("one hot pet".to_owned(), vec![hot])]
     {
@@ -58,7 +67,8 @@ async fn main() {
         })
         .await;
         println!(
-            "{label:<28} {:>10.0} {:>10} {:>8} {:>8}",
+            "{:<12} {label:<28} {:>10.0} {:>10} {:>8} {:>8}",
+            format!("{durability:?}").to_lowercase(),
             outcome.per_second(),
             outcome.ok,
             outcome.conflicts,

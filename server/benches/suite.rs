@@ -42,6 +42,11 @@ struct Server {
 
 impl Server {
     fn start(bin: &Path, db: &Path, site_root: &Path) -> Server {
+        Server::start_with(bin, db, site_root, &[])
+    }
+
+    /// As [`Server::start`], with more environment variables (settings).
+    fn start_with(bin: &Path, db: &Path, site_root: &Path, settings: &[(&str, &str)]) -> Server {
         let spawned = Instant::now();
         let mut child = Command::new(bin)
             .env("DATABASE_URL", format!("sqlite://{}", db.display()))
@@ -50,6 +55,7 @@ impl Server {
             .env("LEPTOS_SITE_ROOT", site_root)
             .env("LEPTOS_ENV", "PROD")
             .env("RUST_LOG", "warn")
+            .envs(settings.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -532,6 +538,26 @@ async fn main() {
     let rss_load = rows.iter().map(|r| r.rss_peak).fold(0.0, f64::max);
     let startup = server.startup;
     server.stop();
+
+    // What the default durability (every commit synced to disk) costs: the same orders
+    // from a server started with `--durability normal`, over the same file.
+    let relaxed = Server::start_with(&bin, &db, &site_root, &[("PETSTORE_DURABILITY", "normal")]);
+    {
+        let (url, key, distinct) =
+            (format!("http://{}/api/v1/store/orders", relaxed.addr), key.clone(), distinct.clone());
+        let pid = relaxed.child.id();
+        rows.extend(
+            row(
+                "POST /api/v1/store/orders, distinct pets, durability normal",
+                pid,
+                connections,
+                seconds,
+                move |w, n| order(&url, &key, distinct[(w * 7919 + n as usize) % distinct.len()]),
+            )
+            .await,
+        );
+    }
+    relaxed.stop();
 
     // The table.
     let ceiling = rows[0].outcome;

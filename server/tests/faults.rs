@@ -159,7 +159,11 @@ async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_wo
     let mount = dir.path().join("volume");
     std::fs::create_dir(&mount).unwrap();
     let volume = Volume::ext4(&dir.path().join("volume.img"), &mount, 32);
-    let (mut server, admin) = LiveServer::start(&mount);
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let (mut server, admin) = LiveServer::start_with(&mount, |command| {
+        command.stderr(log);
+    });
     let admin = admin.expect("the first start creates an admin key");
     let http = server.client();
     let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
@@ -188,6 +192,12 @@ async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_wo
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert!(metric(&http, &admin, "petstore_db_faults_total{kind=\"storage\"}").await >= 1.0);
     assert_eq!(metric(&http, &admin, "petstore_db_writes_failing").await, 1.0);
+    // The fault lasts a while, with traffic (whose rate-limit counters the server
+    // tries to save every second, and fails to).
+    for _ in 0..25 {
+        assert_eq!(http.get("/api/v1/pets", &admin).await.unwrap().0, 200);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // The fault ends: ready again within 5 s by itself, and writes work.
     attribute("-i");
@@ -199,6 +209,13 @@ async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_wo
     assert_eq!(names, ["Kept before", "After"], "{listed}");
     assert!(after["id"].as_i64() > kept["id"].as_i64());
     assert!(server.terminate(), "a clean stop");
+    // The log says so once when the fault starts and once when it ends, not once a
+    // request or a second.
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let said = |what: &str| log.matches(what).count();
+    assert_eq!(said("writes fail for a storage fault"), 1, "{log}");
+    assert_eq!(said("writes work again: the store is ready"), 1, "{log}");
+    assert!(said("writing rate-limit counters failed") <= 1, "{log}");
     drop(volume);
 }
 

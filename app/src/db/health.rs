@@ -31,6 +31,8 @@ impl Db {
     /// After a write committed: writes work (again).
     pub(super) fn note_committed(&self) {
         if self.0.health.failing.swap(false, Ordering::AcqRel) {
+            // Connections opened during the fault may be read-only (see `Reopen`).
+            self.0.reopen.all_opened_until_now();
             tracing::warn!("writes work again: the store is ready");
         }
         if self.0.health.waiting_for_lock.swap(false, Ordering::AcqRel) {
@@ -49,7 +51,13 @@ impl Db {
                 tracing::warn!(error = %err, "writes wait past the busy timeout for a lock another connection holds: \
                     refused with 503 until it is released");
             }
-        } else if !self.0.health.failing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if failure == Failure::Storage {
+            // A connection opened meanwhile may be read-only for good (see `Reopen`).
+            self.0.reopen.all_opened_until_now();
+        }
+        if !self.0.health.failing.swap(true, Ordering::AcqRel) {
             tracing::error!(error = %err, kind = failure.as_str(),
                 "writes fail for a storage fault: not ready until one commits again");
             tokio::spawn(self.clone().probe());

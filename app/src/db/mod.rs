@@ -55,6 +55,8 @@ pub struct Db(Arc<Inner>);
 
 struct Inner {
     pool: Pool,
+    /// Which of the pool's connections a storage fault has made suspect.
+    reopen: sqlite::Reopen,
     generation: AtomicU64,
     queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
     caches: Caches,
@@ -71,18 +73,15 @@ impl Db {
     /// Opens (creating if needed) the database at `url`, its commits kept as
     /// `durability` says, and applies any pending migration.
     pub async fn connect_with(url: &str, durability: Durability) -> Result<Db, sqlx::Error> {
-        sqlite::connect(url, durability).await.map(Db::over)
-    }
-
-    /// A handle over a pool opened elsewhere.
-    pub fn over(pool: Pool) -> Db {
-        Db(Arc::new(Inner {
+        let (pool, reopen) = sqlite::connect(url, durability).await?;
+        Ok(Db(Arc::new(Inner {
             pool,
+            reopen,
             generation: AtomicU64::new(0),
             queue: Mutex::default(),
             caches: Caches::default(),
             health: health::WriteHealth::default(),
-        }))
+        })))
     }
 
     /// The pool, for the engine's module (`sql`), tests and the operator's gauges.

@@ -259,10 +259,21 @@ impl RateLimiter {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             let mut ticks: u64 = 0;
+            // A failure is said once when it starts and once when it ends (a fault of
+            // the storage may last minutes), not once a second.
+            let mut failing = false;
             loop {
                 tick.tick().await;
-                if let Err(err) = self.flush(&db).await {
-                    tracing::warn!(error = %err, "writing rate-limit counters failed; retrying next second");
+                match self.flush(&db).await {
+                    Err(err) if !failing => {
+                        failing = true;
+                        tracing::warn!(error = %err, "writing rate-limit counters failed; retrying every second");
+                    }
+                    Ok(_) if failing => {
+                        failing = false;
+                        tracing::warn!("rate-limit counters are written again");
+                    }
+                    _ => {}
                 }
                 ticks += 1;
                 if ticks.is_multiple_of(60) {

@@ -13,7 +13,8 @@ pub mod rate_limits;
 pub mod retention;
 
 use std::str::FromStr;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::Durability;
 
@@ -29,9 +30,31 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// How long a writer waits for SQLite's single write lock before giving up with 503.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Which pooled connections to replace. SQLite opens a file it may not write (a
+/// read-only volume, a file made immutable) read-only, silently, and such a connection
+/// stays so: one the pool opened during a fault would refuse every write after it. So
+/// when a write fails for a storage fault, every connection opened until then is
+/// closed at its next acquire instead of reused, and the pool opens new ones.
+#[derive(Clone, Default)]
+pub struct Reopen(Arc<Mutex<Option<Instant>>>);
+
+impl Reopen {
+    /// Connections opened before now are replaced at their next acquire.
+    pub fn all_opened_until_now(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+    }
+
+    /// Whether a connection opened `age` ago may be used again.
+    fn keeps(&self, age: Duration) -> bool {
+        let until = *self.0.lock().unwrap_or_else(|p| p.into_inner());
+        until.is_none_or(|until| Instant::now().checked_sub(age).is_none_or(|opened| opened > until))
+    }
+}
+
 /// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
-/// and applies any pending migration.
-pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Error> {
+/// and applies any pending migration. `Reopen` tells the pool which connections to
+/// replace.
+pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen), sqlx::Error> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -48,6 +71,8 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
     {
         std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     }
+    let reopen = Reopen::default();
+    let replaced = reopen.clone();
     let pool = SqlitePoolOptions::new()
         .max_connections(8)
         // A connection is an open file in this process: nothing can break it between
@@ -59,12 +84,15 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
         // fail ("non-zero transaction depth") until the process restarts. Such a
         // connection is closed instead of reused, so writes work again as soon as the
         // fault ends.
-        .before_acquire(|conn, _| Box::pin(async move { Ok(still_usable(conn).await) }))
+        .before_acquire(move |conn, opened| {
+            let keep = replaced.keeps(opened.age);
+            Box::pin(async move { Ok(keep && still_usable(conn).await) })
+        })
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await?;
     MIGRATOR.run(&pool).await?;
-    Ok(pool)
+    Ok((pool, reopen))
 }
 
 /// Whether a pooled connection is outside any transaction. Checked without a round
