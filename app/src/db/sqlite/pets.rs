@@ -13,24 +13,50 @@ const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS catego
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
 
-/// The cards after `page.after` matching `filter` (`q` already folded), by id, one
-/// more than the page holds.
+/// The same cards driven by the name index (`pet_names`, trigrams of the folded
+/// names), which is read in id order: the page ends the search, however many names
+/// match. (`CROSS JOIN` keeps the index the outer loop.)
+const INDEXED_CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
+     FROM pet_names
+     CROSS JOIN pets p ON p.id = pet_names.rowid
+     JOIN categories c ON c.id = p.category_id
+     JOIN inventory i ON i.pet_id = p.id";
+
+/// The fewest characters a search goes through the name index with: a trigram index
+/// cannot look up less. A shorter search scans the names in id order, and stops once
+/// the page is full.
+pub const INDEXED_SEARCH_MIN_CHARS: usize = 3;
+
+/// The cards after `page.after` matching `filter` (`name_key_part`: the folded search
+/// text, contained in the folded name), by id, one more than the page holds.
 pub async fn cards(
     db: &Db,
     filter: &PetFilter,
     name_key_part: Option<&str>,
     page: PageRequest,
 ) -> AppResult<Vec<PetCard>> {
-    let mut sql = QueryBuilder::<Sqlite>::new(CARD_COLUMNS);
-    sql.push(" WHERE p.id > ").push_bind(page.after);
+    let indexed = name_key_part.filter(|part| part.chars().count() >= INDEXED_SEARCH_MIN_CHARS);
+    let mut sql = match indexed {
+        Some(part) => {
+            let mut sql = QueryBuilder::<Sqlite>::new(INDEXED_CARD_COLUMNS);
+            sql.push(" WHERE pet_names MATCH ").push_bind(phrase(part));
+            sql.push(" AND pet_names.rowid > ").push_bind(page.after);
+            sql
+        }
+        None => {
+            let mut sql = QueryBuilder::<Sqlite>::new(CARD_COLUMNS);
+            sql.push(" WHERE p.id > ").push_bind(page.after);
+            if let Some(part) = name_key_part {
+                sql.push(" AND instr(p.name_key, ").push_bind(part.to_owned()).push(") > 0");
+            }
+            sql
+        }
+    };
     if let Some(status) = filter.status {
         sql.push(" AND p.status = ").push_bind(status);
     }
     if let Some(category_id) = filter.category_id {
         sql.push(" AND p.category_id = ").push_bind(category_id);
-    }
-    if let Some(part) = name_key_part {
-        sql.push(" AND instr(p.name_key, ").push_bind(part.to_owned()).push(") > 0");
     }
     if let Some(ids) = &filter.ids {
         sql.push(" AND p.id IN (");
@@ -40,8 +66,16 @@ pub async fn cards(
         }
         sql.push(")");
     }
-    sql.push(" ORDER BY p.id LIMIT ").push_bind(page.fetch_limit());
+    sql.push(if indexed.is_some() { " ORDER BY pet_names.rowid" } else { " ORDER BY p.id" });
+    sql.push(" LIMIT ").push_bind(page.fetch_limit());
     Ok(sql.build_query_as().fetch_all(db.pool()).await?)
+}
+
+/// `text` as one FTS5 phrase: rows whose name holds its trigrams one after another,
+/// which is to say contain it. (Inside double quotes nothing is an operator; a double
+/// quote is written twice.)
+fn phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
 }
 
 pub async fn card(db: &Db, id: i64) -> AppResult<Option<PetCard>> {
@@ -102,4 +136,104 @@ pub async fn catalog_size(db: &Db) -> AppResult<(i64, i64)> {
     Ok(sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)")
         .fetch_one(db.pool())
         .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NewCategory, NewPet};
+    use crate::services::{categories, pets};
+
+    async fn store() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        (dir, db)
+    }
+
+    /// The names the service finds for `q`, following every page of `limit`.
+    async fn found(db: &Db, q: &str, limit: u32) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut page = PageRequest { limit, after: 0 };
+        loop {
+            let filter = PetFilter { q: Some(q.to_owned()), ..PetFilter::default() };
+            let listed = pets::list(db, &filter, page).await.unwrap();
+            names.extend(listed.items.into_iter().map(|pet| pet.name));
+            match listed.next_cursor {
+                Some(cursor) => page = PageRequest::parse(Some(&limit.to_string()), Some(&cursor)).unwrap(),
+                None => return names,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn name_search_is_a_case_insensitive_contains_through_the_index_or_a_scan() {
+        let (_dir, db) = store().await;
+        let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+        for name in ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "Émile", "Bo", "REX"] {
+            pets::create(&db, NewPet { name: name.into(), category_id: category.id, status: None }).await.unwrap();
+        }
+        // Three characters or more: the trigram index, paged in id order.
+        assert_eq!(found(&db, "rex", 2).await, ["Rexford", "Tyrex", "O\"Rex\" Jr", "REX"]);
+        assert_eq!(found(&db, "ÉMI", 10).await, ["Émile"]);
+        assert_eq!(found(&db, "\"rex\"", 10).await, ["O\"Rex\" Jr"], "quotes are text, not query syntax");
+        assert_eq!(found(&db, "rex OR max", 10).await, Vec::<String>::new(), "nor are operators");
+        assert!(found(&db, "zzz", 10).await.is_empty());
+        // Shorter: a scan, the same rule.
+        assert_eq!(found(&db, "bo", 10).await, ["Bo"]);
+        assert_eq!(found(&db, "x", 2).await, ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "REX"]);
+
+        // A rename and a delete keep the index in step.
+        let rex = found(&db, "rexford", 10).await;
+        assert_eq!(rex, ["Rexford"]);
+        let id =
+            pets::list(&db, &PetFilter { q: Some("rexford".into()), ..PetFilter::default() }, PageRequest::default())
+                .await
+                .unwrap()
+                .items[0]
+                .id;
+        let renamed = NewPet { name: "Fido".into(), category_id: category.id, status: None };
+        pets::replace(&db, id, renamed).await.unwrap();
+        assert!(found(&db, "rexford", 10).await.is_empty());
+        assert_eq!(found(&db, "fid", 10).await, ["Fido"]);
+        pets::delete(&db, id).await.unwrap();
+        assert!(found(&db, "fid", 10).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn rows_another_client_writes_are_found_through_the_index() {
+        let (dir, db) = store().await;
+        let category = categories::create(&db, NewCategory { name: "Owls".into(), description: None }).await.unwrap();
+        // As the sqlite3 prompt would write: a connection of its own, plain SQL.
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let mut other = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url).await.unwrap();
+        sqlx::query(
+            "INSERT INTO pets (name, name_key, category_id, status) VALUES ('Hedwig', 'hedwig', ?, 'available')",
+        )
+        .bind(category.id)
+        .execute(&mut other)
+        .await
+        .unwrap();
+        sqlx::query("INSERT INTO inventory (pet_id, quantity) SELECT id, 1 FROM pets WHERE name = 'Hedwig'")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        let filter = PetFilter { q: Some("edwi".into()), ..PetFilter::default() };
+        let cards = cards(&db, &filter, Some("edwi"), PageRequest::default()).await.unwrap();
+        assert_eq!(cards.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Hedwig"]);
+    }
+
+    #[tokio::test]
+    async fn an_indexed_search_reads_the_index_in_order_without_sorting() {
+        let (_dir, db) = store().await;
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {INDEXED_CARD_COLUMNS} WHERE pet_names MATCH '\"abc\"' AND pet_names.rowid > 0 \
+             AND p.status = 'available' ORDER BY pet_names.rowid LIMIT 21"
+        )))
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+        let steps: Vec<&str> = plan.iter().map(|(_, _, _, detail)| detail.as_str()).collect();
+        assert!(steps[0].starts_with("SCAN pet_names VIRTUAL TABLE INDEX"), "{steps:?}");
+        assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {steps:?}");
+    }
 }
