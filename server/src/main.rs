@@ -1,6 +1,7 @@
 //! The pet store server. `server` (or `server serve`) serves; `server keys …` manages
 //! API keys. Settings are flags or environment variables (`config::Config`, the README).
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 
 use anyhow::{Context, bail};
@@ -85,7 +86,13 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     // Not the formatter's own report of a failed write: it goes to standard error with
     // `eprintln!`, which panics when that fails too.
-    let logs = tracing_subscriber::fmt().with_writer(writer).with_env_filter(filter).log_internal_errors(false);
+    let logs = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_env_filter(filter)
+        .log_internal_errors(false)
+        // Colours for a person at a terminal only: in a file or a collector's pipe the
+        // escape codes are noise (and a third of a line's bytes).
+        .with_ansi(std::io::stderr().is_terminal());
     match format {
         LogFormat::Human => logs.init(),
         LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
