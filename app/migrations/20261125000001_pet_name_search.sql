@@ -4,7 +4,9 @@
 -- of three characters or more from the trigrams it is made of. It is an FTS5 table over
 -- `pets` itself (external content: no second copy of the names), kept in step by
 -- triggers in the same transaction as the write, so that rows written by another
--- process, or at the sqlite3 prompt, are found too.
+-- process, or at the sqlite3 prompt, are found too. (Such a client needs FTS5 with the
+-- trigram tokenizer, SQLite 3.34 or newer, to write to `pets` at all: Debian's 3.40 has
+-- it.)
 CREATE VIRTUAL TABLE pet_names USING fts5 (
     name_key,
     content = 'pets',

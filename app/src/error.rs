@@ -182,6 +182,12 @@ impl AppError {
         AppError { retry_after: Some(1), ..AppError::new(ErrorCode::Unavailable, message) }
     }
 
+    /// The store's writers wait longer than they may (a lock held elsewhere, a queue
+    /// too long): nothing was written, and a retry may succeed.
+    pub fn busy() -> AppError {
+        AppError::unavailable("the store is busy; retry shortly")
+    }
+
     pub fn conflict(code: ErrorCode, message: impl Into<String>) -> AppError {
         debug_assert_eq!(code.status(), 409);
         AppError::new(code, message)
@@ -210,17 +216,15 @@ impl From<sqlx::Error> for AppError {
         let error = match Failure::of(&err) {
             // A writer that waited its whole busy timeout (another process holds the
             // lock, or the store is overloaded): the client may retry; nothing was written.
-            Some(Failure::Busy) => AppError::unavailable("the store is busy; retry shortly"),
+            Some(Failure::Busy) => AppError::busy(),
             // Nothing was written (the transaction is rolled back); writes work again once
             // there is space, reads meanwhile.
             Some(Failure::Full) => {
                 AppError::new(ErrorCode::InsufficientStorage, "the store's disk is full; nothing was changed")
             }
             // A read-only volume or an I/O error: likewise, until the volume works again.
-            Some(Failure::Storage) => AppError::unavailable("the store cannot write right now; nothing was changed"),
-            None if matches!(err, sqlx::Error::PoolTimedOut) => {
-                AppError::unavailable("the store is busy; retry shortly")
-            }
+            Some(Failure::Storage) => AppError::unavailable("the store's storage is failing; nothing was changed"),
+            None if matches!(err, sqlx::Error::PoolTimedOut) => AppError::busy(),
             None => return AppError::internal("database error", err),
         };
         AppError { cause: Some(Arc::new(err)), ..error }

@@ -90,9 +90,9 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
         .with_writer(writer)
         .with_env_filter(filter)
         .log_internal_errors(false)
-        // Colours for a person at a terminal only: in a file or a collector's pipe the
-        // escape codes are noise (and a third of a line's bytes).
-        .with_ansi(std::io::stderr().is_terminal());
+        // Colours for a person at a terminal only (and not with NO_COLOR set): in a file
+        // or a collector's pipe the escape codes are noise (and a third of a line's bytes).
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()));
     match format {
         LogFormat::Human => logs.init(),
         LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),

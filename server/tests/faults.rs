@@ -226,7 +226,9 @@ struct LockHolder {
 
 impl LockHolder {
     fn take(db: &Path) -> LockHolder {
+        // -bail: a failed BEGIN stops it before it says "locked".
         let mut child = Command::new("sqlite3")
+            .arg("-bail")
             .arg(db)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -235,8 +237,14 @@ impl LockHolder {
         let stdin = child.stdin.as_mut().unwrap();
         writeln!(stdin, ".timeout 10000\nBEGIN EXCLUSIVE;\nSELECT 'locked';").unwrap();
         stdin.flush().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (said, heard) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = said.send(line);
+        });
+        let line = heard.recv_timeout(Duration::from_secs(15)).expect("sqlite3 answers within 15 s");
         assert_eq!(line.trim(), "locked", "sqlite3 took the lock");
         LockHolder { child }
     }
@@ -264,16 +272,26 @@ async fn a_lock_held_by_another_process_makes_writes_wait_then_503_and_nothing_w
     let http = server.client();
     let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
     let pet = |name: String| json!({"name": name, "categoryId": category["id"]});
+    let stocked = http.expect(201, "POST", "/api/v1/pets", &admin, Some(&pet("Stocked".into()))).await;
+    let stocked = stocked["id"].as_i64().unwrap();
+    let stock = json!({"quantity": 10});
+    http.expect(200, "PUT", &format!("/api/v1/store/inventory/{stocked}"), &admin, Some(&stock)).await;
 
     let lock = LockHolder::take(&server.db_path);
-    // Writers of both kinds at once (pets take a transaction of their own, orders share
-    // the queue's): each waits the busy timeout (5 s) at most before its turn and at
-    // most again for the lock, so every one is answered, none later than the request
-    // timeout, and every refusal is a 503 with Retry-After.
+    // Writers of both kinds at once: a pet takes a transaction of its own, and waits
+    // the busy timeout (5 s) at most for its turn and at most again for the lock;
+    // orders share the queue's transactions, a batch at a time, each batch waiting the
+    // busy timeout. Every one is answered before the request timeout, and every
+    // refusal is a 503 with Retry-After.
     let started = Instant::now();
-    let writers = (0..6).map(|n| {
-        let (http, admin, body) = (http.clone(), admin.clone(), pet(format!("Waiting {n}")));
-        tokio::spawn(async move { http.send_full("POST", "/api/v1/pets", Some(&admin), Some(&body), &[]).await })
+    let writers = (0..8).map(|n| {
+        let (http, admin) = (http.clone(), admin.clone());
+        let (path, body) = if n % 2 == 0 {
+            ("/api/v1/pets", pet(format!("Waiting {n}")))
+        } else {
+            ("/api/v1/store/orders", json!({"petId": stocked, "quantity": 1}))
+        };
+        tokio::spawn(async move { http.send_full("POST", path, Some(&admin), Some(&body), &[]).await })
     });
     for answer in futures::future::join_all(writers).await {
         let (status, headers, body) = answer.unwrap().expect("an answer, not a wedged queue");
@@ -302,7 +320,11 @@ async fn a_lock_held_by_another_process_makes_writes_wait_then_503_and_nothing_w
     }
     let (_, listed) = http.get("/api/v1/pets", &admin).await.unwrap();
     let names: Vec<&str> = listed.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["After"], "nothing refused was stored");
+    assert_eq!(names, ["Stocked", "After"], "nothing refused was stored");
+    let (_, orders) = http.get("/api/v1/store/orders", &admin).await.unwrap();
+    assert_eq!(orders.as_array().map(Vec::len), Some(0), "no refused order was stored: {orders}");
+    let (_, inventory) = http.get(&format!("/api/v1/store/inventory/{stocked}"), &admin).await.unwrap();
+    assert_eq!(inventory["quantity"], 10, "no stock was taken: {inventory}");
     assert!(server.terminate(), "a clean stop");
 }
 

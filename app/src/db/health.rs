@@ -1,8 +1,10 @@
 //! Whether this store can write: `/readyz` says not ready from the first write whose
-//! commit failed for lack of space, a read-only volume or an I/O error, until a write
-//! commits again. Meanwhile the store tries a one-row write of its own every
-//! [`PROBE_EVERY`], so that it turns ready by itself once the fault ends, whether or not
-//! clients write. The fault is logged once when it starts and once when it ends.
+//! `BEGIN` or `COMMIT` failed for lack of space, a read-only volume or an I/O error
+//! until the store's own one-row write, tried every [`PROBE_EVERY`] meanwhile, commits:
+//! it turns ready by itself once the fault ends, whether or not clients write. The
+//! fault is logged once when it starts and once when it ends, and each failed `BEGIN`
+//! or `COMMIT` is counted (in WAL mode these are where SQLite meets the disk on a write;
+//! a statement's own failure is answered the same way but neither counted nor logged).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -28,15 +30,21 @@ impl Db {
         self.0.health.failing.load(Ordering::Acquire)
     }
 
-    /// After a write committed: writes work (again).
+    /// After a write committed: the lock is free (again). A storage fault is ended
+    /// by the probe's write only: a transaction that changed nothing commits without
+    /// touching the disk, and proves nothing.
     pub(super) fn note_committed(&self) {
+        if self.0.health.waiting_for_lock.swap(false, Ordering::AcqRel) {
+            tracing::warn!("writes work again: the lock was released");
+        }
+    }
+
+    /// After the probe's write committed: the storage takes writes again.
+    fn note_recovered(&self) {
         if self.0.health.failing.swap(false, Ordering::AcqRel) {
             // Connections opened during the fault may be read-only (see `Reopen`).
             self.0.reopen.all_opened_until_now();
             tracing::warn!("writes work again: the store is ready");
-        }
-        if self.0.health.waiting_for_lock.swap(false, Ordering::AcqRel) {
-            tracing::warn!("writes work again: the lock was released");
         }
     }
 
@@ -65,16 +73,15 @@ impl Db {
     }
 
     /// Tries a write every [`PROBE_EVERY`] while writes fail; ends once one commits
-    /// (any write's commit clears the fault) or the pool is closed.
+    /// (which ends the fault) or the pool is closed.
     async fn probe(self) {
         while self.writes_failing() && !self.pool().is_closed() {
             tokio::time::sleep(PROBE_EVERY).await;
             let Ok(mut tx) = self.begin_write_outside_catalog().await else { continue };
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
             let written = sqlite::touch_write_probe(&mut tx, i64::try_from(now).unwrap_or(i64::MAX)).await;
-            if written.is_ok() {
-                // Its outcome is noted by the commit itself.
-                let _ = tx.commit().await;
+            if written.is_ok() && tx.commit().await.is_ok() {
+                self.note_recovered();
             }
         }
     }

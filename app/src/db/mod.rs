@@ -242,10 +242,8 @@ impl Db {
         // Its turn is waited for no longer than the lock itself: while another process
         // holds the lock, each writer before this one waits the whole busy timeout, and
         // a queue of them must not add up to a wait without end.
-        let turn = tokio::time::timeout(sqlite::BUSY_TIMEOUT, self.turn())
-            .await
-            .map_err(|_| AppError::unavailable("the store is busy; retry shortly"))??;
-        let tx = sqlite::begin_write(self.pool()).await.inspect_err(|err| self.note_failed(err))?;
+        let turn = tokio::time::timeout(sqlite::BUSY_TIMEOUT, self.turn()).await.map_err(|_| AppError::busy())??;
+        let tx = sqlite::begin_write(self.pool(), &self.0.reopen).await.inspect_err(|err| self.note_failed(err))?;
         Ok(WriteTx { tx, db: self.clone(), moves_generation, turn })
     }
 }

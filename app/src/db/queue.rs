@@ -96,7 +96,7 @@ impl Db {
                 let (queue, requests) = mpsc::channel(QUEUE_MAX);
                 // The writer holds the pool, not the handle: a handle dropped everywhere
                 // else ends its queue.
-                tokio::spawn(serve(self.pool().clone(), Arc::downgrade(&self.0), requests));
+                tokio::spawn(serve(self.pool().clone(), self.0.reopen.clone(), Arc::downgrade(&self.0), requests));
                 *slot = Some(queue.clone());
                 queue
             }
@@ -108,10 +108,15 @@ impl Db {
 /// or to commit (the cause is in the log), or the runtime is shutting down. Nothing
 /// of the request was written.
 fn not_carried_out() -> AppError {
-    AppError::unavailable("the store is busy; retry shortly")
+    AppError::busy()
 }
 
-async fn serve(pool: super::Pool, db: Weak<super::Inner>, mut requests: mpsc::Receiver<Request>) {
+async fn serve(
+    pool: super::Pool,
+    reopen: sqlite::Reopen,
+    db: Weak<super::Inner>,
+    mut requests: mpsc::Receiver<Request>,
+) {
     let mut arrived = Vec::with_capacity(BATCH_MAX);
     while requests.recv_many(&mut arrived, BATCH_MAX).await > 0 {
         let mut writes = Vec::with_capacity(arrived.len());
@@ -120,7 +125,7 @@ async fn serve(pool: super::Pool, db: Weak<super::Inner>, mut requests: mpsc::Re
                 Request::Write(job) => writes.push(job),
                 Request::Turn(give) => {
                     // The writes queued before this writer go first.
-                    run_together(&pool, &db, std::mem::take(&mut writes)).await;
+                    run_together(&pool, &reopen, &db, std::mem::take(&mut writes)).await;
                     let (done, ended) = oneshot::channel();
                     if give.send(Turn(done)).is_ok() {
                         let _ = ended.await;
@@ -128,13 +133,13 @@ async fn serve(pool: super::Pool, db: Weak<super::Inner>, mut requests: mpsc::Re
                 }
             }
         }
-        run_together(&pool, &db, writes).await;
+        run_together(&pool, &reopen, &db, writes).await;
     }
 }
 
 /// One transaction for `writes`; each caller is answered once it has committed (or
 /// failed: then every write of it is undone and each caller told so).
-async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<Job>) {
+async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<super::Inner>, writes: Vec<Job>) {
     if writes.is_empty() {
         return;
     }
@@ -147,7 +152,7 @@ async fn run_together(pool: &super::Pool, db: &Weak<super::Inner>, writes: Vec<J
         AppError::from(err)
     };
     let committed = async {
-        let mut tx = sqlite::begin_write(pool).await.map_err(failed)?;
+        let mut tx = sqlite::begin_write(pool, reopen).await.map_err(failed)?;
         for write in writes {
             let ran = write(&mut tx).await;
             answers.push(ran.answer);

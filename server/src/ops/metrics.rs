@@ -59,7 +59,7 @@ fn describe() {
     metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");
     metrics::describe_counter!(
         "petstore_db_faults_total",
-        "Write transactions that failed for a fault, by kind (full, storage: read-only or I/O error, busy: a lock held past the busy timeout)"
+        "Write transactions whose BEGIN or COMMIT failed for a fault, the server's own included, by kind (full, storage: read-only, I/O error or cannot open, busy: a lock held past the busy timeout)"
     );
     metrics::describe_gauge!(
         "petstore_db_writes_failing",

@@ -109,9 +109,23 @@ async fn still_usable(conn: &mut Conn) -> bool {
 
 /// A write transaction that takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so
 /// that a writer of another process waits in the busy handler instead of failing with
-/// "database is locked" when a read lock cannot be upgraded.
-pub async fn begin_write(pool: &Pool) -> Result<Tx, sqlx::Error> {
-    pool.begin_with("BEGIN IMMEDIATE").await
+/// "database is locked" when a read lock cannot be upgraded. A connection found
+/// read-only (opened during a storage fault, see [`Reopen`]) is not tried again: the
+/// write begins once more on a connection opened now, which can write if the storage
+/// works again.
+pub async fn begin_write(pool: &Pool, reopen: &Reopen) -> Result<Tx, sqlx::Error> {
+    match pool.begin_with("BEGIN IMMEDIATE").await {
+        Err(err) if is_read_only(&err) => {
+            reopen.all_opened_until_now();
+            pool.begin_with("BEGIN IMMEDIATE").await
+        }
+        begun => begun,
+    }
+}
+
+/// `SQLITE_READONLY`: the connection cannot write the file.
+fn is_read_only(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if primary_code(db.as_ref()) == Some(8))
 }
 
 /// A savepoint inside a shared write transaction.
@@ -149,8 +163,8 @@ pub enum Failure {
     Busy,
     /// The disk (or the database's size limit) is full (`SQLITE_FULL`).
     Full,
-    /// The storage under the database failed otherwise: read-only (`SQLITE_READONLY`)
-    /// or an I/O error (`SQLITE_IOERR`).
+    /// The storage under the database failed otherwise: read-only (`SQLITE_READONLY`),
+    /// an I/O error (`SQLITE_IOERR`) or a file that cannot be opened (`SQLITE_CANTOPEN`).
     Storage,
 }
 
@@ -169,7 +183,8 @@ impl Failure {
             sqlx::Error::Database(db) => match primary_code(db.as_ref())? {
                 5 | 6 => Some(Failure::Busy),
                 13 => Some(Failure::Full),
-                8 | 10 => Some(Failure::Storage),
+                // Read-only, an I/O error, or the file cannot be opened.
+                8 | 10 | 14 => Some(Failure::Storage),
                 _ => None,
             },
             sqlx::Error::Io(_) => Some(Failure::Storage),

@@ -178,9 +178,17 @@ mod tests {
         assert_eq!(found(&db, "\"rex\"", 10).await, ["O\"Rex\" Jr"], "quotes are text, not query syntax");
         assert_eq!(found(&db, "rex OR max", 10).await, Vec::<String>::new(), "nor are operators");
         assert!(found(&db, "zzz", 10).await.is_empty());
+        // With the other filters: they narrow what the index finds.
+        let sold = NewPet { name: "Rexanne".into(), category_id: category.id, status: Some(PetStatus::Sold) };
+        pets::create(&db, sold).await.unwrap();
+        let filter = PetFilter { q: Some("rex".into()), status: Some(PetStatus::Sold), ..PetFilter::default() };
+        let listed = pets::list(&db, &filter, PageRequest::default()).await.unwrap();
+        assert_eq!(listed.items.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["Rexanne"]);
+        let filter = PetFilter { q: Some("rex".into()), category_id: Some(category.id + 1), ..PetFilter::default() };
+        assert!(pets::list(&db, &filter, PageRequest::default()).await.unwrap().items.is_empty());
         // Shorter: a scan, the same rule.
         assert_eq!(found(&db, "bo", 10).await, ["Bo"]);
-        assert_eq!(found(&db, "x", 2).await, ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "REX"]);
+        assert_eq!(found(&db, "x", 2).await, ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "REX", "Rexanne"]);
 
         // A rename and a delete keep the index in step.
         let rex = found(&db, "rexford", 10).await;
