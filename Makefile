@@ -28,7 +28,7 @@ E2E_ADDR ?= 127.0.0.1:3011
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -69,7 +69,7 @@ test-api: schemathesis end2end/node_modules/.package-lock.json build-release
 # budgets, and target/bench/results.json.
 # `cargo bench` rebuilds target/release/server without cargo-leptos's settings, so the
 # suite runs a copy of the real one (with its hash file) from target/bench/.
-bench: build-tools build-release
+bench: build-tools wrk build-release
 	mkdir -p $(CURDIR)/target/bench
 	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
 	SERVER_BIN=$(CURDIR)/target/bench/server cargo bench --locked -p server --bench suite
@@ -131,6 +131,11 @@ schemathesis: python-venv
 
 # The fault suite (server/tests/faults.rs): Debian's sqlite3 holds the database's lock
 # from another process; mkfs.ext4 and chattr make a volume whose files refuse writes.
+# make bench measures its GET rows with wrk too (a load generator nobody here wrote).
+wrk:
+	@if command -v wrk >/dev/null; then echo "ok: wrk"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk; fi
+
 fault-tools:
 	@if command -v sqlite3 >/dev/null && command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null; then \
 	  echo "ok: sqlite3, mkfs.ext4, chattr"; \

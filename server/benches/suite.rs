@@ -1,12 +1,13 @@
-//! `make bench`: the release server, started as a user would start it, over a fresh
+//! `make bench`: the release server, started as a user would start it (the default
+//! configuration: the request log at INFO, to `target/bench/server.log`), over a fresh
 //! SQLite file with a realistic catalog (1,000 pets in 20 categories), loaded from this
 //! process on loopback. Every throughput is also given as a ratio to a ceiling measured
 //! in the same run: a bare axum route in a process of its own (this program, started
 //! again as `ceiling`; the server users run carries no benchmark code), answering a
 //! JSON body as long as a pet's. The ceiling is measured in turns with
 //! `GET /api/v1/pets/{petId}`, whose p99 is judged against the ceiling's. Prints a
-//! table, checks the budgets of docs/PERFORMANCE.md, and writes everything to
-//! `target/bench/results.json`.
+//! table, then the GET rows again as wrk (Debian's) measures them, checks the budgets of
+//! docs/PERFORMANCE.md, and writes everything to `target/bench/results.json`.
 //!
 //! Environment: SERVER_BIN (default target/release/server, built by `cargo leptos build
 //! --release`), PETSTORE_BENCH_SECONDS (each row, default 5), PETSTORE_BENCH_CONNECTIONS
@@ -54,10 +55,11 @@ impl Server {
             .env("PETSTORE_DEMO_DATA", "false")
             .env("LEPTOS_SITE_ROOT", site_root)
             .env("LEPTOS_ENV", "PROD")
-            .env("RUST_LOG", "warn")
+            // The default configuration, as `make run` starts it: the request log at
+            // INFO, a line per request, here to a file as an operator's would be.
             .envs(settings.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(server_log())
             .spawn()
             .unwrap_or_else(|e| panic!("starting {}: {e} (run `make bench`, which builds it)", bin.display()));
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -460,6 +462,7 @@ async fn main() {
     let (_, pet_body) = call(&http, "GET", &format!("{base}/api/v1/pets/{sample}"), Some(&key), None).await;
     let ceiling = Ceiling::start();
     let ceiling_url = format!("http://{}/{}", ceiling.addr, pet_body.len());
+    let ceiling_url_for_wrk = ceiling_url.clone();
     let hot = pets[0];
     let distinct: Arc<Vec<i64>> = Arc::new(pets[1..].to_vec());
     let pets = Arc::new(pets);
@@ -536,6 +539,19 @@ async fn main() {
     let (html_raw, html_sent, visit_requests, visit_bytes) = first_visit(&http, &base).await;
     let wasm = wasm_size(&site_root, &bin);
     let rss_load = rows.iter().map(|r| r.rss_peak).fold(0.0, f64::max);
+    // The same GET rows measured by a load generator nobody here wrote.
+    let external: Vec<(&str, Option<Wrk>)> = vec![
+        ("ceiling: bare axum route", Wrk::run(&ceiling_url_for_wrk, None, connections, seconds)),
+        (
+            "GET /api/v1/pets/{petId}",
+            Wrk::run(&format!("{base}/api/v1/pets/{sample}"), Some(&key), connections, seconds),
+        ),
+        (
+            "GET /api/v1/pets?limit=20",
+            Wrk::run(&format!("{base}/api/v1/pets?limit=20"), Some(&key), connections, seconds),
+        ),
+        ("SSR catalog page /", Wrk::run(&format!("{base}/"), None, connections, seconds)),
+    ];
     let startup = server.startup;
     server.stop();
 
@@ -595,6 +611,22 @@ async fn main() {
     println!("release WASM (the whole app, one module): {} bytes raw, {} bytes gzip -9", wasm.raw, wasm.gzip);
     println!("catalog page: {html_raw} bytes of HTML ({html_sent} bytes as sent compressed)");
     println!("first visit to the catalog: {visit_requests} requests, {visit_bytes} bytes (compressed)");
+    println!();
+    println!("measured by wrk (Debian's), {connections} connections, 2 threads, {seconds} s each:");
+    println!("{:<50} {:>10} {:>8} {:>9} {:>9}", "row", "req/s", "ceiling", "p50 ms", "p99 ms");
+    let wrk_ceiling = external[0].1.map(|w| w.per_second);
+    for (name, figures) in &external {
+        match figures {
+            Some(w) => println!(
+                "{name:<50} {:>10.0} {:>7.0}% {:>9.2} {:>9.2}",
+                w.per_second,
+                wrk_ceiling.map_or(f64::NAN, |c| 100.0 * w.per_second / c),
+                w.p50_ms,
+                w.p99_ms
+            ),
+            None => println!("{name:<50} (wrk not found or failed: `apt-get install wrk`)"),
+        }
+    }
 
     // The budgets (docs/PERFORMANCE.md).
     let find = |prefix: &str| rows.iter().find(|r| r.name.starts_with(prefix)).map(|r| r.outcome);
@@ -650,6 +682,12 @@ async fn main() {
             "rssPeakMiB": r.rss_peak,
             "serverCpuMicrosPerRequest": (10.0 * r.cpu_us).round() / 10.0,
         })).collect::<Vec<_>>(),
+        "wrk": external.iter().map(|(name, w)| json!({
+            "name": name,
+            "requestsPerSecond": w.map(|w| w.per_second.round()),
+            "p50Ms": w.map(|w| w.p50_ms),
+            "p99Ms": w.map(|w| w.p99_ms),
+        })).collect::<Vec<_>>(),
         "startupMs": startup_ms.round(),
         "startupEmptyFileMs": (first_startup.as_secs_f64() * 1000.0).round(),
         "rssIdleMiB": rss_idle,
@@ -694,4 +732,48 @@ fn machine() -> Value {
         "cpu": model,
         "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
     })
+}
+
+/// Where the measured servers' logs go: a file, as an operator's would.
+fn server_log() -> Stdio {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).unwrap();
+    Stdio::from(file)
+}
+
+/// One row as wrk measures it.
+#[derive(Clone, Copy)]
+struct Wrk {
+    per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+impl Wrk {
+    /// `wrk -t2 -c<connections> -d<seconds>s --latency` against `url`; `None` when wrk
+    /// is missing or said nothing readable.
+    fn run(url: &str, key: Option<&str>, connections: usize, seconds: u64) -> Option<Wrk> {
+        let mut command = Command::new("wrk");
+        command.args(["-t2", &format!("-c{connections}"), &format!("-d{seconds}s"), "--latency"]);
+        if let Some(key) = key {
+            command.args(["-H", &format!("x-api-key: {key}")]);
+        }
+        let out = command.arg(url).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let field =
+            |prefix: &str| text.lines().find_map(|l| l.trim().strip_prefix(prefix).map(|r| r.trim().to_owned()));
+        let per_second = field("Requests/sec:")?.parse().ok()?;
+        let ms = |raw: String| -> Option<f64> {
+            let (number, unit) = raw.split_at(raw.find(|c: char| c.is_ascii_alphabetic())?);
+            let number: f64 = number.parse().ok()?;
+            Some(match unit {
+                "us" => number / 1000.0,
+                "ms" => number,
+                "s" => number * 1000.0,
+                _ => return None,
+            })
+        };
+        Some(Wrk { per_second, p50_ms: ms(field("50%")?)?, p99_ms: ms(field("99%")?)? })
+    }
 }
