@@ -7,7 +7,6 @@ use std::time::Duration;
 use app::error::AppError;
 use axum::Json;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
@@ -36,11 +35,12 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// 503 `unavailable` in the Error shape, naming the `dependency` that failed. The
-/// store checks again by itself (twice a second): ask again in a second.
+/// 503 `unavailable` as every one is answered (the Error object, its status and
+/// `Retry-After`), the body also naming the `dependency` that failed.
 fn not_ready(dependency: &'static str, message: &str) -> Response {
     let error = AppError::unavailable(message);
     let body =
         json!({ "code": error.code, "message": error.message, "status": error.status, "dependency": dependency });
-    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], Json(body)).into_response()
+    let (parts, _) = error.into_response().into_parts();
+    (parts, Json(body)).into_response()
 }

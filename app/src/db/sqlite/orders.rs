@@ -25,18 +25,16 @@ pub async fn insert(conn: &mut Conn, now: i64, key_id: i64, order: &NewOrder) ->
 }
 
 pub async fn get(db: &Db, id: i64) -> AppResult<Option<OrderRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
-        .bind(id)
-        .fetch_optional(db.pool())
-        .await?)
+    one(db.pool(), id).await
 }
 
 /// The order, inside a write transaction (which holds the write lock).
 pub async fn get_for_update(conn: &mut Conn, id: i64) -> AppResult<Option<OrderRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?")))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?)
+    one(&mut *conn, id).await
+}
+
+async fn one<'e>(on: impl sqlx::SqliteExecutor<'e>, id: i64) -> AppResult<Option<OrderRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?"))).bind(id).fetch_optional(on).await?)
 }
 
 /// The API's listing: orders not cancelled after `page.after`, the caller's own unless
