@@ -28,7 +28,7 @@ E2E_ADDR ?= 127.0.0.1:3011
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: bench bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -49,8 +49,17 @@ lint: toolchain
 	cargo clippy --locked --all-targets -p app -p server --features app/ssr,server/bench-internals -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown -p frontend -- -D warnings
 
-test-rust: toolchain fault-tools
-	cargo test --locked --no-fail-fast -p app -p server --features app/ssr
+# Every Rust test on SQLite; then, over the same test binaries, the suites that hold
+# for either engine (the services' and the API's) again on PostgreSQL, and the
+# several-servers suite, which needs PostgreSQL and Redis. Both servers are
+# throwaway ones on free ports, stopped at the end (scripts/with-databases.sh).
+ENGINE_NEUTRAL_TESTS := --lib --test orders_model --test services --test auth --test categories --test console --test errors --test inventory \
+	--test malformed --test openapi --test orders --test pages --test pets --test security
+test-rust: toolchain fault-tools db-tools
+	scripts/with-databases.sh bash -c '\
+	  cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
+	  && PETSTORE_TEST_ENGINE=postgres cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
+	     $(ENGINE_NEUTRAL_TESTS)'
 
 build-release:
 	cargo leptos build --release
@@ -86,7 +95,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
-test-tools: build-tools chromium fault-tools end2end/node_modules/.package-lock.json schemathesis
+test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -135,6 +144,14 @@ schemathesis: python-venv
 wrk:
 	@if command -v wrk >/dev/null; then echo "ok: wrk"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk; fi
+
+# PostgreSQL and Redis from Debian, for the engine matrix and the several-servers
+# suite. Their packages' own services are not started (nor needed): the tests start
+# throwaway servers of their own (scripts/with-databases.sh).
+db-tools:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v redis-server >/dev/null; then \
+	  echo "ok: postgresql, redis-server"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server; fi
 
 fault-tools:
 	@if command -v sqlite3 >/dev/null && command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null; then \

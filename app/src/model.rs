@@ -24,7 +24,7 @@ fn only_true() -> utoipa::openapi::Object {
 /// (its last units are in open orders), `sold` (gone).
 // The states and their rules: contract.md, "States".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, Display, VariantArray)]
-#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type), sqlx(rename_all = "lowercase"))]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum PetStatus {
@@ -243,7 +243,7 @@ pub struct Page<T> {
 /// orders; `admin` also changes the catalog and stock, completes orders and manages keys.
 // contract.md, "Endpoints": the role column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, Display, VariantArray)]
-#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type, clap::ValueEnum), sqlx(rename_all = "lowercase"))]
+#[cfg_attr(feature = "ssr", derive(ToSchema, clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Role {
@@ -268,7 +268,7 @@ impl Role {
 
 /// A key's plan, which sets its rate limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, Display, VariantArray)]
-#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::Type, clap::ValueEnum), sqlx(rename_all = "lowercase"))]
+#[cfg_attr(feature = "ssr", derive(ToSchema, clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Plan {

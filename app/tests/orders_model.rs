@@ -127,7 +127,7 @@ fn code<T>(result: &Result<T, app::error::AppError>) -> Result<(), ErrorCode> {
 
 async fn run(seed: u64, steps: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let pool = db::Db::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let pool = db::Db::connect(&db::testing::scratch_url(dir.path()).await).await.unwrap();
     let admin_key =
         keys::create(&pool, 0, NewApiKey { name: "model".into(), role: Role::Admin, plan: Plan::Pro, limits: None })
             .await

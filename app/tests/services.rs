@@ -10,7 +10,7 @@ use app::services::{categories, demo, inventory, paging::PageRequest, pets};
 
 async fn pool() -> (Db, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let pool = db::Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+    let pool = db::Db::connect(&db::testing::scratch_url(dir.path()).await).await.unwrap();
     (pool, dir)
 }
 

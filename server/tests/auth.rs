@@ -58,10 +58,12 @@ async fn sign_up_gives_a_working_free_customer_key_once_per_request() {
     assert_eq!(first.header("x-ratelimit-remaining"), Some("59"), "a fresh Free key's first response says 59");
 
     // The secret is not stored: only its hash.
-    let stored: Vec<u8> = sqlx::query_scalar("SELECT key_hash FROM api_keys WHERE id = ?")
-        .bind(reply.body["id"].as_i64())
-        .fetch_one(app.db.pool())
-        .await
+    let id = reply.body["id"].as_i64();
+    let stored: Vec<u8> =
+        app::on_pool!(app.db, |pool| sqlx::query_scalar("SELECT key_hash FROM api_keys WHERE id = $1")
+            .bind(id)
+            .fetch_one(pool)
+            .await)
         .unwrap();
     assert_eq!(stored.len(), 32);
     assert!(!stored.windows(8).any(|w| key.as_bytes().windows(8).any(|k| k == w)));
@@ -130,7 +132,10 @@ async fn admins_create_list_and_revoke_keys_and_revocation_is_immediate() {
 async fn the_last_active_admin_key_cannot_be_revoked() {
     let app = TestApp::new().await;
     let admin_id: i64 =
-        sqlx::query_scalar("SELECT id FROM api_keys WHERE name = 'test admin'").fetch_one(app.db.pool()).await.unwrap();
+        app::on_pool!(app.db, |pool| sqlx::query_scalar("SELECT id FROM api_keys WHERE name = 'test admin'")
+            .fetch_one(pool)
+            .await)
+        .unwrap();
     // The only admin key: refused, through the API and the console, and it still works.
     let message = app.delete(&format!("/api/v1/keys/{admin_id}")).await.assert_error(409, "last_admin_key").to_owned();
     assert!(message.contains("last active admin key"), "{message}");

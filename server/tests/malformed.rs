@@ -64,20 +64,42 @@ async fn shop() -> Shop {
 /// Every table's rows rendered as text, sorted; `rate_limit_usage` legitimately
 /// changes with every request, and the migrations table is not the app's data.
 async fn snapshot(db: &app::db::Db) -> BTreeMap<String, Vec<String>> {
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT name FROM sqlite_master WHERE type = 'table'
-         AND name NOT IN ('rate_limit_usage', '_sqlx_migrations') ORDER BY name",
-    )
-    .fetch_all(db.pool())
-    .await
-    .unwrap();
     let mut dump = BTreeMap::new();
-    for table in tables {
-        let rows =
-            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\""))).fetch_all(db.pool()).await.unwrap();
-        let mut rendered: Vec<String> = rows.iter().map(render).collect();
-        rendered.sort();
-        dump.insert(table, rendered);
+    match db.pool() {
+        app::db::Pool::Sqlite(pool) => {
+            let tables: Vec<String> = sqlx::query_scalar(
+                "SELECT name FROM sqlite_master WHERE type = 'table'
+                 AND name NOT IN ('rate_limit_usage', '_sqlx_migrations') ORDER BY name",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap();
+            for table in tables {
+                let sql = format!("SELECT * FROM \"{table}\"");
+                let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap();
+                let mut rendered: Vec<String> = rows.iter().map(render).collect();
+                rendered.sort();
+                dump.insert(table, rendered);
+            }
+        }
+        // Each row as PostgreSQL's own JSON of it.
+        app::db::Pool::Postgres(pool) => {
+            let tables: Vec<String> = sqlx::query_scalar(
+                "SELECT table_name::TEXT FROM information_schema.tables
+                 WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
+                 AND table_name NOT IN ('rate_limit_usage', '_sqlx_migrations') ORDER BY 1",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap();
+            for table in tables {
+                let sql = format!("SELECT CAST(row_to_json(t) AS TEXT) FROM \"{table}\" t");
+                let mut rendered: Vec<String> =
+                    sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap();
+                rendered.sort();
+                dump.insert(table, rendered);
+            }
+        }
     }
     dump
 }

@@ -284,12 +284,13 @@ async fn a_hundred_concurrent_orders_for_ten_units_sell_exactly_ten() {
     }
     assert_eq!((placed, refused), (10, 90));
     assert_eq!(app.stock(pet).await, (0, "pending".into()));
-    let open: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(SUM(quantity), 0) FROM orders WHERE pet_id = ? AND complete = 0 AND cancelled_at IS NULL",
+    let open: i64 = app::on_pool!(app.db, |pool| sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders
+         WHERE pet_id = $1 AND complete = FALSE AND cancelled_at IS NULL",
     )
     .bind(pet)
-    .fetch_one(app.db.pool())
-    .await
+    .fetch_one(pool)
+    .await)
     .unwrap();
     assert_eq!(open + app.stock(pet).await.0, 10);
 }

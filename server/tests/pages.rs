@@ -63,11 +63,12 @@ async fn a_write_is_seen_by_the_next_page() {
 
     // Behind this process's back (as another server over the same file would write):
     // once the catalog watcher has seen the version the database's triggers moved on.
-    sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = ?")
+    app::on_pool!(app.db, |pool| sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = $1")
         .bind(rex)
-        .execute(app.db.pool())
+        .execute(pool)
         .await
-        .unwrap();
+        .map(|_| ()))
+    .unwrap();
     // Promised within the watch interval (100 ms); polled, with room for a loaded machine.
     let mut catalog = String::new();
     for _ in 0..20 {
@@ -105,11 +106,15 @@ async fn a_page_that_is_not_a_200_is_not_kept() {
     assert_eq!(missing.status, 404);
     // The pet appears without moving this process's generation (as another process's
     // write would), at once: a kept 404 would hide it until the catalog watcher looked.
-    sqlx::query("INSERT INTO pets (id, name, name_key, category_id, status) VALUES (1, 'Rex', 'rex', ?, 'available')")
+    app::on_pool!(app.db, |pool| {
+        sqlx::query(
+            "INSERT INTO pets (id, name, name_key, category_id, status) VALUES (1, 'Rex', 'rex', $1, 'available')",
+        )
         .bind(dogs)
-        .execute(app.db.pool())
+        .execute(pool)
         .await
         .unwrap();
-    sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (1, 0)").execute(app.db.pool()).await.unwrap();
+        sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (1, 0)").execute(pool).await.unwrap();
+    });
     assert!(page(&app, "/pets/1", None).await.text.contains("Rex"));
 }

@@ -245,11 +245,11 @@ async fn a_key_keeps_at_most_ten_sessions_and_a_browser_one() {
     let app = TestApp::new().await;
     let (key_id, key) = enterprise(&app, Role::Customer, 10_000).await;
     let sessions = || async {
-        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM sessions WHERE key_id = ?")
+        app::on_pool!(app.db, |pool| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM sessions WHERE key_id = $1")
             .bind(key_id)
-            .fetch_one(app.db.pool())
-            .await
-            .unwrap()
+            .fetch_one(pool)
+            .await)
+        .unwrap()
     };
     let first = session_cookie(&app.call_fn(None, "sign_in", &format!("key={key}")).await);
     // The same browser signing in again: its session is replaced.

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::{Db, Failure, sqlite};
+use super::{Db, Failure, sql};
 
 /// How often a failing store tries to write.
 pub const PROBE_EVERY: Duration = Duration::from_millis(500);
@@ -79,7 +79,7 @@ impl Db {
             tokio::time::sleep(PROBE_EVERY).await;
             let Ok(mut tx) = self.begin_write_outside_catalog().await else { continue };
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            let written = sqlite::touch_write_probe(&mut tx, i64::try_from(now).unwrap_or(i64::MAX)).await;
+            let written = sql::touch_write_probe(&mut tx, i64::try_from(now).unwrap_or(i64::MAX)).await;
             if written.is_ok() && tx.commit().await.is_ok() {
                 self.note_recovered();
             }

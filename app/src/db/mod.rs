@@ -1,24 +1,27 @@
 //! The database: one handle ([`Db`]) per store, migrations embedded in the binary.
 //!
-//! Services talk to the handle and to [`sql`], never to the engine: the engine's
-//! connection, its SQL and the meaning of its errors live in one module (`sqlite`).
-//! Around it, this module orders the store's writers (`queue`), keeps the generation
-//! the read caches compare and tells whether writes work (`health`). A second engine
-//! plugs in beside `sqlite`, behind the same handle (its row locks would make the
-//! queue unnecessary).
+//! Two engines serve the same store: SQLite (the embedded default, `sqlite://…`) and
+//! PostgreSQL (`postgres://…`, for several servers over one database). Services talk
+//! to the handle and to [`sql`], never to an engine: how each engine's database is
+//! opened, begins a write and what its errors mean live in `sqlite` and `postgres`;
+//! the store's SQL, one module per resource, in `sql`, written once for both (each
+//! query compiled for each engine by [`on_pool!`] and [`on_conn!`], with a branch
+//! where the engines' SQL differs). Around them, this module orders the store's
+//! writers (`queue`), keeps the generation the read caches compare and tells whether
+//! writes work (`health`).
 
+mod engine;
 mod health;
+mod postgres;
 mod queue;
+pub(crate) mod sql;
 pub(crate) mod sqlite;
+pub mod testing;
 
+pub use engine::{Conn, Engine, Failure, Pool, Tx};
+pub(crate) use engine::{on_conn, on_pool};
 pub use health::PROBE_EVERY;
 pub use queue::Work;
-/// The store's SQL, one module per resource, which services call instead of writing
-/// SQL of their own. Today it is SQLite's; a second engine gets a module of its own
-/// beside `sqlite`, and this name then dispatches to the engine the handle was opened
-/// on (the pool, [`Conn`] and the transactions becoming one per engine).
-pub(crate) use sqlite as sql;
-pub use sqlite::{Conn, Failure, Pool};
 
 use crate::services::cache::Caches;
 
@@ -55,7 +58,7 @@ pub struct Db(Arc<Inner>);
 
 struct Inner {
     pool: Pool,
-    /// Which of the pool's connections a storage fault has made suspect.
+    /// Which of the pool's connections a storage fault has made suspect (SQLite's).
     reopen: sqlite::Reopen,
     generation: AtomicU64,
     queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
@@ -70,10 +73,17 @@ impl Db {
         Db::connect_with(url, Durability::default()).await
     }
 
-    /// Opens (creating if needed) the database at `url`, its commits kept as
-    /// `durability` says, and applies any pending migration.
+    /// Opens the database at `url` (a SQLite file, created if needed, or a PostgreSQL
+    /// database), its commits kept as `durability` says, and applies any pending
+    /// migration.
     pub async fn connect_with(url: &str, durability: Durability) -> Result<Db, sqlx::Error> {
-        let (pool, reopen) = sqlite::connect(url, durability).await?;
+        let (pool, reopen) = match Engine::of_url(url)? {
+            Engine::Sqlite => {
+                let (pool, reopen) = sqlite::connect(url, durability).await?;
+                (Pool::Sqlite(pool), reopen)
+            }
+            Engine::Postgres => (Pool::Postgres(postgres::connect(url, durability).await?), sqlite::Reopen::default()),
+        };
         Ok(Db(Arc::new(Inner {
             pool,
             reopen,
@@ -89,6 +99,14 @@ impl Db {
     /// by the caches.
     pub fn pool(&self) -> &Pool {
         &self.0.pool
+    }
+
+    /// The pool when the store is on SQLite (tools and tests that only work there).
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        match self.pool() {
+            Pool::Sqlite(pool) => Some(pool),
+            Pool::Postgres(_) => None,
+        }
     }
 
     /// The catalog's read caches (`services::cache`).
@@ -107,9 +125,14 @@ impl Db {
         self.0.generation.fetch_add(1, Ordering::Release);
     }
 
+    /// Which engine the store is on.
+    pub fn engine(&self) -> Engine {
+        self.pool().engine()
+    }
+
     /// One round trip to the database (for the readiness probe).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        sqlite::ping(self.pool()).await
+        on_pool!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(|_| ()))
     }
 
     /// Whether [`Db::close`] has been called.
@@ -144,7 +167,7 @@ impl Db {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            match sqlite::catalog_version(self.pool()).await {
+            match sql::catalog_version(&self).await {
                 Ok(version) => {
                     if seen != Some(version) {
                         self.bump();
@@ -171,7 +194,7 @@ impl Db {
 /// A write transaction. It reads and writes like the connection it runs on; dropping
 /// it without `commit` rolls back.
 pub struct WriteTx {
-    tx: sqlite::Tx,
+    tx: Tx,
     db: Db,
     /// Whether its commit moves the data generation on (all but `begin_write_outside_catalog`'s).
     moves_generation: bool,
@@ -242,8 +265,8 @@ impl Db {
         // Its turn is waited for no longer than the lock itself: while another process
         // holds the lock, each writer before this one waits the whole busy timeout, and
         // a queue of them must not add up to a wait without end.
-        let turn = tokio::time::timeout(sqlite::BUSY_TIMEOUT, self.turn()).await.map_err(|_| AppError::busy())??;
-        let tx = sqlite::begin_write(self.pool(), &self.0.reopen).await.inspect_err(|err| self.note_failed(err))?;
+        let turn = tokio::time::timeout(engine::BUSY_TIMEOUT, self.turn()).await.map_err(|_| AppError::busy())??;
+        let tx = engine::begin_write(self.pool(), &self.0.reopen).await.inspect_err(|err| self.note_failed(err))?;
         Ok(WriteTx { tx, db: self.clone(), moves_generation, turn })
     }
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Conn, Db, sqlite};
+use super::{Conn, Db, engine, sqlite};
 use crate::error::{AppError, AppResult};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
@@ -152,7 +152,7 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
         AppError::from(err)
     };
     let committed = async {
-        let mut tx = sqlite::begin_write(pool, reopen).await.map_err(failed)?;
+        let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
         for write in writes {
             let ran = write(&mut tx).await;
             answers.push(ran.answer);
@@ -182,11 +182,11 @@ async fn in_savepoint<T, F>(conn: &mut Conn, work: F) -> (AppResult<T>, bool)
 where
     F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T>,
 {
-    if let Err(err) = sqlite::savepoint(conn).await {
+    if let Err(err) = engine::savepoint(conn).await {
         return (Err(err.into()), false);
     }
     let outcome = work(&mut *conn).await;
-    match sqlite::close_savepoint(conn, outcome.is_ok()).await {
+    match engine::close_savepoint(conn, outcome.is_ok()).await {
         Ok(()) => (outcome, true),
         Err(err) => (Err(err.into()), false),
     }
@@ -200,8 +200,12 @@ mod tests {
 
     async fn pool() -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
-        sqlx::query("CREATE TABLE notes (n INTEGER NOT NULL)").execute(db.pool()).await.unwrap();
+        let db = Db::connect(&crate::db::testing::scratch_url(dir.path()).await).await.unwrap();
+        crate::on_pool!(db, |pool| sqlx::query("CREATE TABLE notes (n BIGINT NOT NULL)")
+            .execute(pool)
+            .await
+            .map(|_| ()))
+        .unwrap();
         (dir, db)
     }
 
@@ -210,7 +214,11 @@ mod tests {
         async move {
             pool.write(move |conn| {
                 Box::pin(async move {
-                    sqlx::query("INSERT INTO notes (n) VALUES (?)").bind(n).execute(&mut *conn).await?;
+                    crate::on_conn!(conn, |c| sqlx::query("INSERT INTO notes (n) VALUES ($1)")
+                        .bind(n)
+                        .execute(c)
+                        .await
+                        .map(|_| ()))?;
                     if fail { Err(AppError::validation("n", "refused after writing")) } else { Ok(n) }
                 })
             })
@@ -219,7 +227,7 @@ mod tests {
     }
 
     async fn notes(pool: &Db) -> Vec<i64> {
-        sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(pool.pool()).await.unwrap()
+        crate::on_pool!(pool, |p| sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(p).await).unwrap()
     }
 
     #[tokio::test]
@@ -250,9 +258,11 @@ mod tests {
             let pool = pool.clone();
             async move {
                 let mut tx = pool.begin_write().await.unwrap();
-                let seen: Vec<i64> =
-                    sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(&mut *tx).await.unwrap();
-                sqlx::query("INSERT INTO notes (n) VALUES (1000)").execute(&mut *tx).await.unwrap();
+                let seen: Vec<i64> = crate::on_conn!(&mut *tx, |c| {
+                    let seen = sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(&mut *c).await.unwrap();
+                    sqlx::query("INSERT INTO notes (n) VALUES (1000)").execute(c).await.unwrap();
+                    seen
+                });
                 tx.commit().await.unwrap();
                 seen
             }

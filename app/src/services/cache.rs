@@ -113,7 +113,7 @@ mod tests {
 
     async fn store() -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        let db = Db::connect(&crate::db::testing::scratch_url(dir.path()).await).await.unwrap();
         (dir, db)
     }
 
@@ -223,14 +223,14 @@ mod tests {
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
         assert_eq!(cache.get_or_read(&db, 1, || async { ok("unchanged") }).await.unwrap(), "before", "nothing changed");
 
-        // Another process: a connection of its own, outside this process's queue and
-        // generation, as the sqlite3 prompt would write.
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let mut other = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url).await.unwrap();
-        sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
-            .execute(&mut other)
+        // Another process (or server): a handle of its own on the same store, outside
+        // this one's queue and generation, writing plain SQL as a database prompt would.
+        let other = Db::connect(&db::testing::scratch_url(dir.path()).await).await.unwrap();
+        crate::on_pool!(other, |pool| sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
+            .execute(pool)
             .await
-            .unwrap();
+            .map(|_| ()))
+        .unwrap();
         // Promised within the watch interval; polled, with room for a loaded machine.
         let mut seen = "before";
         for _ in 0..20 {
@@ -251,10 +251,11 @@ mod tests {
         assert!(summaries(&one).await.unwrap().is_empty());
         // Written past the handle, so the other store's generation stays 0 like the
         // first's: only the caches being the store's own tells the two apart.
-        sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
-            .execute(other.pool())
+        crate::on_pool!(other, |pool| sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
+            .execute(pool)
             .await
-            .unwrap();
+            .map(|_| ()))
+        .unwrap();
         assert_eq!((one.generation(), other.generation()), (0, 0));
         assert_eq!(summaries(&other).await.unwrap().len(), 1, "read from its own database");
     }

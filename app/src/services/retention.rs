@@ -87,43 +87,48 @@ mod tests {
     const NOW: i64 = 1_800_000_000;
 
     async fn count(db: &Db, table: &str) -> i64 {
-        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
-            .fetch_one(db.pool())
-            .await
-            .unwrap()
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        crate::on_pool!(db, |pool| sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await).unwrap()
     }
 
     #[tokio::test]
     async fn old_rows_go_in_batches_and_live_ones_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
-        sqlx::query(
+        let db = Db::connect(&crate::db::testing::scratch_url(dir.path()).await).await.unwrap();
+        crate::on_pool!(db, |pool| sqlx::query(
             "INSERT INTO api_keys (id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
-             VALUES (1, 'p', x'00', 'k', 'customer', 'free', 60, 1000, 0)",
+             VALUES (1, 'p', $1, 'k', 'customer', 'free', 60, 1000, 0)",
         )
-        .execute(db.pool())
+        .bind(vec![0u8])
+        .execute(pool)
         .await
+        .map(|_| ()))
         .unwrap();
         // More old sessions than a batch holds, so the sweep takes several transactions.
         let old_sessions = BATCH * 2 + 7;
         for n in 0..old_sessions + 3 {
             let expires = if n < old_sessions { NOW - 1 } else { NOW + 3600 };
-            sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES (?, 1, 0, ?)")
-                .bind(n.to_be_bytes().to_vec())
-                .bind(expires)
-                .execute(db.pool())
-                .await
-                .unwrap();
+            crate::on_pool!(db, |pool| sqlx::query(
+                "INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES ($1, 1, 0, $2)"
+            )
+            .bind(n.to_be_bytes().to_vec())
+            .bind(expires)
+            .execute(pool)
+            .await
+            .map(|_| ()))
+            .unwrap();
         }
         for (key, created) in [("old", NOW - DAY - 1), ("edge", NOW - DAY), ("live", NOW - DAY + 1)] {
-            sqlx::query(
+            crate::on_pool!(db, |pool| sqlx::query(
                 "INSERT INTO idempotency_records (key_id, idem_key, request_hash, status, body, created_at)
-                 VALUES (1, ?, x'00', 201, '{}', ?)",
+                 VALUES (1, $1, $2, 201, '{}', $3)",
             )
             .bind(key)
+            .bind(vec![0u8])
             .bind(created)
-            .execute(db.pool())
+            .execute(pool)
             .await
+            .map(|_| ()))
             .unwrap();
         }
         let yesterday = (NOW / DAY - 1) * DAY;
@@ -131,17 +136,18 @@ mod tests {
         for (subject, day_start, banned_until) in
             [("key:old", yesterday, 0), ("key:today", today, 0), ("ip:banned", yesterday, NOW + 60)]
         {
-            sqlx::query(
+            crate::on_pool!(db, |pool| sqlx::query(
                 "INSERT INTO rate_limit_usage
                    (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)
-                 VALUES (?, ?, 1, ?, 1, 0, 0, ?)",
+                 VALUES ($1, $2, 1, $3, 1, 0, 0, $4)",
             )
             .bind(subject)
             .bind(day_start)
             .bind(day_start)
             .bind(banned_until)
-            .execute(db.pool())
+            .execute(pool)
             .await
+            .map(|_| ()))
             .unwrap();
         }
         let generation = db.generation();
@@ -150,11 +156,15 @@ mod tests {
         assert_eq!(swept, Swept { sessions: old_sessions as u64, idempotency_records: 2, rate_limit_rows: 1 });
         assert_eq!(count(&db, "sessions").await, 3);
         let kept: Vec<String> =
-            sqlx::query_scalar("SELECT idem_key FROM idempotency_records").fetch_all(db.pool()).await.unwrap();
+            crate::on_pool!(db, |pool| sqlx::query_scalar("SELECT idem_key FROM idempotency_records")
+                .fetch_all(pool)
+                .await)
+            .unwrap();
         assert_eq!(kept, ["live"]);
-        let subjects: Vec<String> = sqlx::query_scalar("SELECT subject FROM rate_limit_usage ORDER BY subject")
-            .fetch_all(db.pool())
-            .await
+        let subjects: Vec<String> =
+            crate::on_pool!(db, |pool| sqlx::query_scalar("SELECT subject FROM rate_limit_usage ORDER BY subject")
+                .fetch_all(pool)
+                .await)
             .unwrap();
         assert_eq!(subjects, ["ip:banned", "key:today"]);
         assert_eq!(db.generation(), generation, "no catalog data changed: the read caches stay");

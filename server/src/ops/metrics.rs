@@ -184,7 +184,7 @@ async fn record_gauges(state: &AppState) {
     let idle = u32::try_from(state.db.pool().num_idle()).unwrap_or(u32::MAX);
     metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));
     metrics::gauge!("petstore_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
-    metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.db.pool().options().get_max_connections()));
+    metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.db.pool().max_connections()));
     metrics::gauge!("petstore_banned_subjects").set(state.access.limiter.banned_now() as f64);
     metrics::gauge!("petstore_db_writes_failing").set(if state.db.writes_failing() { 1.0 } else { 0.0 });
     if let Ok(open) = app::services::orders::count_open(&state.db).await {

@@ -1,4 +1,6 @@
-//! Drives the real router in-process (no sockets) over a temporary SQLite file.
+//! Drives the real router in-process (no sockets) over a throwaway store: a SQLite
+//! file, or a PostgreSQL database when `PETSTORE_TEST_POSTGRES` is set
+//! (`app::db::testing`).
 
 #![allow(dead_code)]
 
@@ -81,15 +83,17 @@ impl TestApp {
 
     /// The app over the database in `dir` (a restart when that database has data).
     pub async fn open(dir: tempfile::TempDir, config: Config, now: Arc<AtomicI64>) -> TestApp {
-        let url = format!("sqlite://{}", dir.path().join("test.db").display());
+        let url = app::db::testing::scratch_url(dir.path()).await;
         let db = app::db::Db::connect(&url).await.expect("the database opens");
         let clock = Clock::manual(now.clone());
         let state = AppState::new(db.clone(), Config { database_url: url, ..config }, clock).await.unwrap();
         let options = LeptosOptions::builder().output_name("petstore").build();
-        let admin = match sqlx::query_scalar::<_, String>("SELECT name FROM api_keys WHERE name = 'test admin'")
-            .fetch_optional(db.pool())
-            .await
-            .unwrap()
+        let admin = match app::on_pool!(db, |pool| sqlx::query_scalar::<_, String>(
+            "SELECT name FROM api_keys WHERE name = 'test admin'"
+        )
+        .fetch_optional(pool)
+        .await)
+        .unwrap()
         {
             Some(_) => std::fs::read_to_string(dir.path().join("admin.key")).unwrap(),
             None => {
@@ -214,10 +218,8 @@ impl TestApp {
     }
 
     pub async fn count(&self, table: &str) -> i64 {
-        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
-            .fetch_one(self.db.pool())
-            .await
-            .unwrap()
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        app::on_pool!(self.db, |pool| sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await).unwrap()
     }
 }
 

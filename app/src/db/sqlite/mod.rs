@@ -1,34 +1,19 @@
-//! The SQLite engine: how the store's file is opened, its SQL (one module per
-//! resource) and what its error codes mean. This is the only module that knows the
-//! engine; services reach it as `db::sql` (see `db`), the handle through the functions
-//! below.
-
-pub mod categories;
-pub mod dashboard;
-pub mod inventory;
-pub mod keys;
-pub mod orders;
-pub mod pets;
-pub mod rate_limits;
-pub mod retention;
+//! The SQLite engine: how the store's file is opened, how a write begins, and what
+//! SQLite's result codes mean.
 
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::Durability;
+use super::engine::BUSY_TIMEOUT;
+use super::{Durability, Failure};
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-pub type Pool = sqlx::SqlitePool;
-/// A connection inside a write transaction (its own or one the queue shares).
-pub type Conn = sqlx::SqliteConnection;
-pub type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
+type Pool = sqlx::SqlitePool;
+type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-
-/// How long a writer waits for SQLite's single write lock before giving up with 503.
-pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// Which pooled connections to replace. SQLite opens a file it may not write (a
 /// read-only volume, a file made immutable) read-only, silently, and such a connection
@@ -98,7 +83,7 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen)
 /// Whether a pooled connection is outside any transaction. Checked without a round
 /// trip in the usual case; otherwise after one, which lets a rollback still queued on
 /// the connection (a transaction dropped uncommitted) run first.
-async fn still_usable(conn: &mut Conn) -> bool {
+async fn still_usable(conn: &mut sqlx::SqliteConnection) -> bool {
     use sqlx::Connection;
     if !conn.is_in_transaction() {
         return true;
@@ -128,68 +113,21 @@ fn is_read_only(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if primary_code(db.as_ref()) == Some(8))
 }
 
-/// A savepoint inside a shared write transaction.
-pub async fn savepoint(conn: &mut Conn) -> Result<(), sqlx::Error> {
-    sqlx::query("SAVEPOINT queued_write").execute(&mut *conn).await.map(|_| ())
-}
-
-/// Closes the savepoint, keeping its statements (`keep`) or undoing them.
-pub async fn close_savepoint(conn: &mut Conn, keep: bool) -> Result<(), sqlx::Error> {
-    let close = if keep { "RELEASE queued_write" } else { "ROLLBACK TO queued_write; RELEASE queued_write" };
-    sqlx::raw_sql(close).execute(&mut *conn).await.map(|_| ())
-}
-
-pub async fn ping(pool: &Pool) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT 1").execute(pool).await.map(|_| ())
-}
-
-/// The catalog's version: a counter the database's own triggers move on with every
-/// change to categories, pets or stock, whoever makes it.
-pub async fn catalog_version(pool: &Pool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT version FROM catalog_version").fetch_one(pool).await
-}
-
-/// The health probe's write: one row rewritten.
-pub async fn touch_write_probe(conn: &mut Conn, now: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE write_probe SET at = ? WHERE id = 1").bind(now).execute(&mut *conn).await.map(|_| ())
-}
-
-/// What a database error means for the client, by SQLite's result code
-/// (https://www.sqlite.org/rescode.html).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// Another connection holds the lock (`SQLITE_BUSY`, `SQLITE_LOCKED`) past the busy
-    /// timeout: nothing was written, and a retry may succeed.
-    Busy,
-    /// The disk (or the database's size limit) is full (`SQLITE_FULL`).
-    Full,
-    /// The storage under the database failed otherwise: read-only (`SQLITE_READONLY`),
-    /// an I/O error (`SQLITE_IOERR`) or a file that cannot be opened (`SQLITE_CANTOPEN`).
-    Storage,
-}
-
-impl Failure {
-    /// Its name in the metrics and the log.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Failure::Busy => "busy",
-            Failure::Full => "full",
-            Failure::Storage => "storage",
-        }
-    }
-
-    pub fn of(err: &sqlx::Error) -> Option<Failure> {
-        match err {
-            sqlx::Error::Database(db) => match primary_code(db.as_ref())? {
-                5 | 6 => Some(Failure::Busy),
-                13 => Some(Failure::Full),
-                // Read-only, an I/O error, or the file cannot be opened.
-                8 | 10 | 14 => Some(Failure::Storage),
-                _ => None,
-            },
-            sqlx::Error::Io(_) => Some(Failure::Storage),
+/// What a SQLite error means for the client, by its result code
+/// (https://www.sqlite.org/rescode.html); `None` for another engine's errors.
+pub(super) fn failure(err: &sqlx::Error) -> Option<Failure> {
+    match err {
+        sqlx::Error::Database(db) => match primary_code(db.try_downcast_ref::<sqlx::sqlite::SqliteError>()?)? {
+            // Another connection holds the lock (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+            5 | 6 => Some(Failure::Busy),
+            // `SQLITE_FULL`.
+            13 => Some(Failure::Full),
+            // Read-only, an I/O error, or the file cannot be opened.
+            8 | 10 | 14 => Some(Failure::Storage),
             _ => None,
-        }
+        },
+        sqlx::Error::Io(_) => Some(Failure::Storage),
+        _ => None,
     }
 }
 

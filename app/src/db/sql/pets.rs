@@ -1,9 +1,9 @@
 //! Pets and their catalog cards (a pet with its category's name and its stock).
 
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::{Database, Encode, QueryBuilder, Type};
 
-use super::Conn;
-use crate::db::Db;
+use super::{Conn, on_conn, on_pool};
+use crate::db::{Db, Engine};
 use crate::error::AppResult;
 use crate::model::{PetCard, PetFilter, PetStatus};
 use crate::services::paging::PageRequest;
@@ -13,10 +13,11 @@ const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS catego
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
 
-/// The same cards driven by the name index (`pet_names`, trigrams of the folded
-/// names), which is read in id order: the page ends the search, however many names
-/// match. (`CROSS JOIN` keeps the index the outer loop.)
-const INDEXED_CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
+/// SQLite's cards driven by its name index (`pet_names`, an FTS5 table of trigrams of
+/// the folded names), which is read in id order: the page ends the search, however
+/// many names match. (`CROSS JOIN` keeps the index the outer loop.)
+const SQLITE_INDEXED_CARD_COLUMNS: &str =
+    "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
      FROM pet_names
      CROSS JOIN pets p ON p.id = pet_names.rowid
      JOIN categories c ON c.id = p.category_id
@@ -35,21 +36,41 @@ pub async fn cards(
     name_key_part: Option<&str>,
     page: PageRequest,
 ) -> AppResult<Vec<PetCard>> {
-    let mut sql = QueryBuilder::<Sqlite>::new("");
-    push_cards(&mut sql, filter, name_key_part, page);
-    Ok(sql.build_query_as().fetch_all(db.pool()).await?)
+    let engine = db.engine();
+    Ok(on_pool!(db, |pool| {
+        let mut sql = QueryBuilder::new("");
+        push_cards(&mut sql, engine, filter, name_key_part, page);
+        sql.build_query_as().fetch_all(pool).await
+    })?)
 }
 
 /// The query of [`cards`], pushed onto `sql` (which tests start with `EXPLAIN`).
-fn push_cards(sql: &mut QueryBuilder<Sqlite>, filter: &PetFilter, name_key_part: Option<&str>, page: PageRequest) {
+fn push_cards<DB: Database>(
+    sql: &mut QueryBuilder<DB>,
+    engine: Engine,
+    filter: &PetFilter,
+    name_key_part: Option<&str>,
+    page: PageRequest,
+) where
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+    PetStatus: for<'q> Encode<'q, DB> + Type<DB>,
+{
     let indexed = name_key_part.filter(|part| part.chars().count() >= INDEXED_SEARCH_MIN_CHARS);
-    match indexed {
-        Some(part) => {
-            sql.push(INDEXED_CARD_COLUMNS);
+    match (indexed, engine) {
+        (Some(part), Engine::Sqlite) => {
+            sql.push(SQLITE_INDEXED_CARD_COLUMNS);
             sql.push(" WHERE pet_names MATCH ").push_bind(phrase(part));
             sql.push(" AND pet_names.rowid > ").push_bind(page.after);
         }
-        None => {
+        // PostgreSQL's trigram index (`pets_name_trigrams`, pg_trgm) answers LIKE; the
+        // planner weighs it against reading the primary key in order.
+        (Some(part), Engine::Postgres) => {
+            sql.push(CARD_COLUMNS);
+            sql.push(" WHERE p.id > ").push_bind(page.after);
+            sql.push(" AND p.name_key LIKE ").push_bind(like_contains(part));
+        }
+        (None, _) => {
             sql.push(CARD_COLUMNS);
             sql.push(" WHERE p.id > ").push_bind(page.after);
             if let Some(part) = name_key_part {
@@ -71,7 +92,8 @@ fn push_cards(sql: &mut QueryBuilder<Sqlite>, filter: &PetFilter, name_key_part:
         }
         sql.push(")");
     }
-    sql.push(if indexed.is_some() { " ORDER BY pet_names.rowid" } else { " ORDER BY p.id" });
+    let by_index = indexed.is_some() && engine == Engine::Sqlite;
+    sql.push(if by_index { " ORDER BY pet_names.rowid" } else { " ORDER BY p.id" });
     sql.push(" LIMIT ").push_bind(page.fetch_limit());
 }
 
@@ -82,11 +104,24 @@ fn phrase(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "\"\""))
 }
 
+/// A LIKE pattern for names containing `text`: its own `%`, `_` and `\\` are text
+/// (backslash is PostgreSQL's default LIKE escape).
+fn like_contains(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 pub async fn card(db: &Db, id: i64) -> AppResult<Option<PetCard>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{CARD_COLUMNS} WHERE p.id = ?")))
-        .bind(id)
-        .fetch_optional(db.pool())
-        .await?)
+    let sql = format!("{CARD_COLUMNS} WHERE p.id = $1");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await)?)
 }
 
 /// Inserts a pet with its inventory row; returns its id.
@@ -98,48 +133,56 @@ pub async fn insert(
     status: PetStatus,
     stock: i64,
 ) -> AppResult<i64> {
-    let id: i64 =
-        sqlx::query_scalar("INSERT INTO pets (name, name_key, category_id, status) VALUES (?, ?, ?, ?) RETURNING id")
-            .bind(name)
-            .bind(name_key)
-            .bind(category_id)
-            .bind(status)
-            .fetch_one(&mut *conn)
-            .await?;
-    sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (?, ?)")
-        .bind(id)
-        .bind(stock)
-        .execute(&mut *conn)
+    Ok(on_conn!(conn, |c| {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO pets (name, name_key, category_id, status) VALUES ($1, $2, $3, $4) RETURNING id",
+        )
+        .bind(name)
+        .bind(name_key)
+        .bind(category_id)
+        .bind(status)
+        .fetch_one(&mut *c)
         .await?;
-    Ok(id)
+        sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES ($1, $2)")
+            .bind(id)
+            .bind(stock)
+            .execute(c)
+            .await
+            .map(|_| id)
+    })?)
 }
 
 pub async fn rename(conn: &mut Conn, id: i64, name: &str, name_key: &str, category_id: i64) -> AppResult<()> {
-    sqlx::query("UPDATE pets SET name = ?, name_key = ?, category_id = ? WHERE id = ?")
+    on_conn!(conn, |c| sqlx::query("UPDATE pets SET name = $1, name_key = $2, category_id = $3 WHERE id = $4")
         .bind(name)
         .bind(name_key)
         .bind(category_id)
         .bind(id)
-        .execute(&mut *conn)
-        .await?;
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
     Ok(())
 }
 
 /// Deletes the pet; its inventory row goes with it (ON DELETE CASCADE).
 pub async fn delete(conn: &mut Conn, id: i64) -> AppResult<()> {
-    sqlx::query("DELETE FROM pets WHERE id = ?").bind(id).execute(&mut *conn).await?;
+    on_conn!(conn, |c| sqlx::query("DELETE FROM pets WHERE id = $1")
+        .bind(id)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
     Ok(())
 }
 
 pub async fn name(conn: &mut Conn, id: i64) -> AppResult<Option<String>> {
-    Ok(sqlx::query_scalar("SELECT name FROM pets WHERE id = ?").bind(id).fetch_optional(&mut *conn).await?)
+    Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT name FROM pets WHERE id = $1").bind(id).fetch_optional(c).await)?)
 }
 
 /// How many categories and pets the store has.
 pub async fn catalog_size(db: &Db) -> AppResult<(i64, i64)> {
-    Ok(sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)")
-        .fetch_one(db.pool())
-        .await?)
+    Ok(on_pool!(db, |pool| sqlx::query_as("SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets)")
+        .fetch_one(pool)
+        .await)?)
 }
 
 #[cfg(test)]
@@ -148,7 +191,15 @@ mod tests {
     use crate::model::{NewCategory, NewPet};
     use crate::services::{categories, pets};
 
+    /// A store on the test run's engine.
     async fn store() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::connect(&crate::db::testing::scratch_url(dir.path()).await).await.unwrap();
+        (dir, db)
+    }
+
+    /// A SQLite store, for what only SQLite has.
+    async fn sqlite_store() -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::connect(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
         (dir, db)
@@ -213,22 +264,26 @@ mod tests {
 
     #[tokio::test]
     async fn rows_another_client_writes_are_found_through_the_index() {
+        use sqlx::Connection;
         let (dir, db) = store().await;
         let category = categories::create(&db, NewCategory { name: "Owls".into(), description: None }).await.unwrap();
-        // As the sqlite3 prompt would write: a connection of its own, plain SQL.
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let mut other = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url).await.unwrap();
-        sqlx::query(
-            "INSERT INTO pets (name, name_key, category_id, status) VALUES ('Hedwig', 'hedwig', ?, 'available')",
-        )
-        .bind(category.id)
-        .execute(&mut other)
-        .await
-        .unwrap();
-        sqlx::query("INSERT INTO inventory (pet_id, quantity) SELECT id, 1 FROM pets WHERE name = 'Hedwig'")
-            .execute(&mut other)
-            .await
-            .unwrap();
+        // As the sqlite3 or psql prompt would write: a connection of its own, plain SQL.
+        let url = crate::db::testing::scratch_url(dir.path()).await;
+        let insert_pet =
+            "INSERT INTO pets (name, name_key, category_id, status) VALUES ('Hedwig', 'hedwig', $1, 'available')";
+        let insert_stock = "INSERT INTO inventory (pet_id, quantity) SELECT id, 1 FROM pets WHERE name = 'Hedwig'";
+        match db.engine() {
+            Engine::Sqlite => {
+                let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                sqlx::query(insert_pet).bind(category.id).execute(&mut other).await.unwrap();
+                sqlx::query(insert_stock).execute(&mut other).await.unwrap();
+            }
+            Engine::Postgres => {
+                let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
+                sqlx::query(insert_pet).bind(category.id).execute(&mut other).await.unwrap();
+                sqlx::query(insert_stock).execute(&mut other).await.unwrap();
+            }
+        }
         let filter = PetFilter { q: Some("edwi".into()), ..PetFilter::default() };
         let cards = cards(&db, &filter, Some("edwi"), PageRequest::default()).await.unwrap();
         assert_eq!(cards.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Hedwig"]);
@@ -236,12 +291,13 @@ mod tests {
 
     #[tokio::test]
     async fn an_indexed_search_reads_the_index_in_order_without_sorting() {
-        let (_dir, db) = store().await;
+        let (_dir, db) = sqlite_store().await;
         // The very query `cards` runs, with a status filter beside the search.
         let filter = PetFilter { status: Some(PetStatus::Available), ..PetFilter::default() };
-        let mut sql = QueryBuilder::<Sqlite>::new("EXPLAIN QUERY PLAN ");
-        push_cards(&mut sql, &filter, Some("abc"), PageRequest::default());
-        let plan: Vec<(i64, i64, i64, String)> = sql.build_query_as().fetch_all(db.pool()).await.unwrap();
+        let mut sql = QueryBuilder::<sqlx::Sqlite>::new("EXPLAIN QUERY PLAN ");
+        push_cards(&mut sql, Engine::Sqlite, &filter, Some("abc"), PageRequest::default());
+        let plan: Vec<(i64, i64, i64, String)> =
+            sql.build_query_as().fetch_all(db.sqlite_pool().unwrap()).await.unwrap();
         let steps: Vec<&str> = plan.iter().map(|(_, _, _, detail)| detail.as_str()).collect();
         assert!(steps[0].starts_with("SCAN pet_names VIRTUAL TABLE INDEX"), "{steps:?}");
         assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {steps:?}");

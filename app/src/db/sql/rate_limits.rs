@@ -1,6 +1,6 @@
-//! The rate limiter's saved counters and bans, and the sweep of rows past keeping.
+//! The rate limiter's saved counters and bans.
 
-use super::Conn;
+use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
 use crate::error::AppResult;
 use crate::services::limits::{DAY, Usage};
@@ -14,22 +14,22 @@ struct Saved {
 
 /// The counters still of use at `now`: today's, and running bans.
 pub async fn load(db: &Db, now: i64) -> AppResult<Vec<(String, Usage)>> {
-    let rows: Vec<Saved> = sqlx::query_as(
+    let rows: Vec<Saved> = on_pool!(db, |pool| sqlx::query_as(
         "SELECT subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until
-         FROM rate_limit_usage WHERE day_start + ?2 > ?1 OR banned_until > ?1",
+         FROM rate_limit_usage WHERE day_start + $2 > $1 OR banned_until > $1",
     )
     .bind(now)
     .bind(DAY)
-    .fetch_all(db.pool())
-    .await?;
+    .fetch_all(pool)
+    .await)?;
     Ok(rows.into_iter().map(|row| (row.subject, row.usage)).collect())
 }
 
 pub async fn save(conn: &mut Conn, subject: &str, u: &Usage) -> AppResult<()> {
-    sqlx::query(
+    on_conn!(conn, |c| sqlx::query(
         "INSERT INTO rate_limit_usage
            (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (subject) DO UPDATE SET
            minute_start = excluded.minute_start, minute_count = excluded.minute_count,
            day_start = excluded.day_start, day_count = excluded.day_count,
@@ -44,7 +44,8 @@ pub async fn save(conn: &mut Conn, subject: &str, u: &Usage) -> AppResult<()> {
     .bind(u.refusals)
     .bind(u.refusals_until)
     .bind(u.banned_until)
-    .execute(&mut *conn)
-    .await?;
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected()))?;
     Ok(())
 }

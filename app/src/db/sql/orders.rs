@@ -1,8 +1,9 @@
 //! Orders, and the answers recorded under an Idempotency-Key.
 
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::{Database, Encode, QueryBuilder, Type};
 
-use super::Conn;
+use super::inventory::open_order;
+use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::{Caller, NewOrder, OrderFilter, OrderHistoryFilter, OrderState, Role};
@@ -12,35 +13,46 @@ use crate::services::paging::PageRequest;
 const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
 
 pub async fn insert(conn: &mut Conn, now: i64, key_id: i64, order: &NewOrder) -> AppResult<i64> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING id",
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(
+        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
     .bind(order.pet_id)
     .bind(key_id)
     .bind(order.quantity)
     .bind(&order.ship_date)
+    .bind(false)
     .bind(now)
-    .fetch_one(&mut *conn)
-    .await?)
+    .fetch_one(c)
+    .await)?)
 }
 
 pub async fn get(db: &Db, id: i64) -> AppResult<Option<OrderRow>> {
-    one(db.pool(), id).await
+    let sql = format!("{COLUMNS} WHERE id = $1");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await)?)
 }
 
 /// The order, inside a write transaction (which holds the write lock).
 pub async fn get_for_update(conn: &mut Conn, id: i64) -> AppResult<Option<OrderRow>> {
-    one(&mut *conn, id).await
-}
-
-async fn one<'e>(on: impl sqlx::SqliteExecutor<'e>, id: i64) -> AppResult<Option<OrderRow>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE id = ?"))).bind(id).fetch_optional(on).await?)
+    let sql = format!("{COLUMNS} WHERE id = $1");
+    Ok(on_conn!(conn, |c| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(c).await)?)
 }
 
 /// The API's listing: orders not cancelled after `page.after`, the caller's own unless
 /// an admin's, by id, one more than the page holds.
 pub async fn list(db: &Db, caller: Caller, filter: &OrderFilter, page: PageRequest) -> AppResult<Vec<OrderRow>> {
-    let mut sql = QueryBuilder::<Sqlite>::new(COLUMNS);
+    Ok(on_pool!(db, |pool| {
+        let mut sql = QueryBuilder::new(COLUMNS);
+        push_list(&mut sql, caller, filter, page);
+        sql.build_query_as().fetch_all(pool).await
+    })?)
+}
+
+fn push_list<DB: Database>(sql: &mut QueryBuilder<DB>, caller: Caller, filter: &OrderFilter, page: PageRequest)
+where
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    bool: for<'q> Encode<'q, DB> + Type<DB>,
+{
     sql.push(" WHERE cancelled_at IS NULL AND id > ").push_bind(page.after);
     if caller.role != Role::Admin {
         sql.push(" AND key_id = ").push_bind(caller.key_id);
@@ -52,7 +64,6 @@ pub async fn list(db: &Db, caller: Caller, filter: &OrderFilter, page: PageReque
         sql.push(" AND pet_id = ").push_bind(pet_id);
     }
     sql.push(" ORDER BY id LIMIT ").push_bind(page.fetch_limit());
-    Ok(sql.build_query_as().fetch_all(db.pool()).await?)
 }
 
 #[derive(sqlx::FromRow)]
@@ -71,7 +82,25 @@ pub async fn history(
     pet_name_part: Option<&str>,
     page: PageRequest,
 ) -> AppResult<Vec<(OrderRow, Option<String>)>> {
-    let mut sql = QueryBuilder::<Sqlite>::new(
+    let rows: Vec<Listed> = on_pool!(db, |pool| {
+        let mut sql = QueryBuilder::new("");
+        push_history(&mut sql, caller, filter, pet_name_part, page);
+        sql.build_query_as().fetch_all(pool).await
+    })?;
+    Ok(rows.into_iter().map(|row| (row.order, row.pet_name)).collect())
+}
+
+fn push_history<DB: Database>(
+    sql: &mut QueryBuilder<DB>,
+    caller: Caller,
+    filter: &OrderHistoryFilter,
+    pet_name_part: Option<&str>,
+    page: PageRequest,
+) where
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sql.push(
         "SELECT o.id, o.pet_id, o.key_id, o.quantity, o.ship_date, o.complete, o.created_at, o.cancelled_at,
                 p.name AS pet_name
          FROM orders o LEFT JOIN pets p ON p.id = o.pet_id WHERE 1 = 1",
@@ -85,10 +114,10 @@ pub async fn history(
     match filter.state {
         None => {}
         Some(OrderState::Open) => {
-            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 0");
+            sql.push(" AND o.cancelled_at IS NULL AND o.complete = FALSE");
         }
         Some(OrderState::Completed) => {
-            sql.push(" AND o.cancelled_at IS NULL AND o.complete = 1");
+            sql.push(" AND o.cancelled_at IS NULL AND o.complete = TRUE");
         }
         Some(OrderState::Cancelled) => {
             sql.push(" AND o.cancelled_at IS NOT NULL");
@@ -98,27 +127,30 @@ pub async fn history(
         sql.push(" AND instr(p.name_key, ").push_bind(part.to_owned()).push(") > 0");
     }
     sql.push(" ORDER BY o.id DESC LIMIT ").push_bind(page.fetch_limit());
-    let rows: Vec<Listed> = sql.build_query_as().fetch_all(db.pool()).await?;
-    Ok(rows.into_iter().map(|row| (row.order, row.pet_name)).collect())
 }
 
 pub async fn count_open(db: &Db) -> AppResult<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE complete = 0 AND cancelled_at IS NULL")
-        .fetch_one(db.pool())
-        .await?)
+    let sql = format!("SELECT COUNT(*) FROM orders WHERE {}", open_order(db.engine()));
+    Ok(on_pool!(db, |pool| sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await)?)
 }
 
 pub async fn set_cancelled(conn: &mut Conn, id: i64, at: i64) -> AppResult<()> {
-    sqlx::query("UPDATE orders SET cancelled_at = ? WHERE id = ?").bind(at).bind(id).execute(&mut *conn).await?;
+    on_conn!(conn, |c| sqlx::query("UPDATE orders SET cancelled_at = $1 WHERE id = $2")
+        .bind(at)
+        .bind(id)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
     Ok(())
 }
 
 pub async fn set_complete(conn: &mut Conn, id: i64, ship_date: &str) -> AppResult<()> {
-    sqlx::query("UPDATE orders SET complete = 1, ship_date = ? WHERE id = ?")
+    on_conn!(conn, |c| sqlx::query("UPDATE orders SET complete = TRUE, ship_date = $1 WHERE id = $2")
         .bind(ship_date)
         .bind(id)
-        .execute(&mut *conn)
-        .await?;
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
     Ok(())
 }
 
@@ -132,24 +164,26 @@ pub struct Recorded {
 
 /// The answer recorded for `key` of `key_id` since `since`, if any.
 pub async fn recorded_answer(conn: &mut Conn, key_id: i64, key: &str, since: i64) -> AppResult<Option<Recorded>> {
-    let row: Option<(Vec<u8>, i64, String)> = sqlx::query_as(
+    let row: Option<(Vec<u8>, i64, String)> = on_conn!(conn, |c| sqlx::query_as(
         "SELECT request_hash, status, body FROM idempotency_records
-         WHERE key_id = ? AND idem_key = ? AND created_at > ?",
+         WHERE key_id = $1 AND idem_key = $2 AND created_at > $3",
     )
     .bind(key_id)
     .bind(key)
     .bind(since)
-    .fetch_optional(&mut *conn)
-    .await?;
+    .fetch_optional(c)
+    .await)?;
     Ok(row.map(|(request_hash, status, body)| Recorded { request_hash, status, body }))
 }
 
 /// Records (or, past its 24 hours, replaces) the answer for `key` of `key_id`.
 pub async fn record_answer(conn: &mut Conn, key_id: i64, key: &str, answer: &Recorded, now: i64) -> AppResult<()> {
-    sqlx::query(
-        "INSERT OR REPLACE INTO idempotency_records
-           (key_id, idem_key, request_hash, status, body, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)",
+    on_conn!(conn, |c| sqlx::query(
+        "INSERT INTO idempotency_records (key_id, idem_key, request_hash, status, body, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (key_id, idem_key) DO UPDATE SET
+           request_hash = excluded.request_hash, status = excluded.status,
+           body = excluded.body, created_at = excluded.created_at",
     )
     .bind(key_id)
     .bind(key)
@@ -157,7 +191,8 @@ pub async fn record_answer(conn: &mut Conn, key_id: i64, key: &str, answer: &Rec
     .bind(answer.status)
     .bind(&answer.body)
     .bind(now)
-    .execute(&mut *conn)
-    .await?;
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected()))?;
     Ok(())
 }

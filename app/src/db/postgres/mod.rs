@@ -1,0 +1,86 @@
+//! The PostgreSQL engine: how the store's database is opened, how a write begins, and
+//! what PostgreSQL's error codes mean. Several servers may share one database.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+use super::engine::BUSY_TIMEOUT;
+use super::{Durability, Failure};
+
+type Pool = sqlx::PgPool;
+type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The advisory lock every write transaction of the store takes (any number; this one
+/// spells "pets" in ASCII).
+const WRITE_LOCK: i64 = 0x7065_7473;
+
+/// Connects to the database at `url` and applies any pending migration (sqlx holds
+/// an advisory lock meanwhile, so servers starting together migrate once).
+pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Error> {
+    let options = PgConnectOptions::from_str(url)?.options([(
+        "synchronous_commit",
+        match durability {
+            // The server's default: a commit is acknowledged once it is on disk.
+            Durability::Full => "on",
+            // Acknowledged before: a crash of the database server may lose the last
+            // commits (never its consistency).
+            Durability::Normal => "off",
+        },
+    )]);
+    let pool = PgPoolOptions::new()
+        .max_connections(16)
+        // A request waits no longer for a connection than a writer for the lock: an
+        // unreachable database is answered with 503 in seconds, not at the request's
+        // timeout.
+        .acquire_timeout(BUSY_TIMEOUT)
+        // Connections the database server closed (a restart) are found before use.
+        .test_before_acquire(true)
+        .idle_timeout(Duration::from_secs(600))
+        .connect_with(options)
+        .await?;
+    MIGRATOR.run(&pool).await?;
+    Ok(pool)
+}
+
+/// A write transaction holding the store's write lock from its start, as a SQLite
+/// writer holds the file's: the store's writes are serialized across every server, so
+/// each sees all that committed before it and none oversells, whatever it reads first.
+/// (The queue of each server batches its orders, so the lock is taken once per batch.)
+/// A writer waits for the lock at most [`BUSY_TIMEOUT`], then gets 503.
+pub async fn begin_write(pool: &Pool) -> Result<Tx, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let wait =
+        format!("SET LOCAL lock_timeout = {}; SELECT pg_advisory_xact_lock({WRITE_LOCK})", BUSY_TIMEOUT.as_millis());
+    sqlx::raw_sql(sqlx::AssertSqlSafe(wait)).execute(&mut *tx).await?;
+    Ok(tx)
+}
+
+/// What a PostgreSQL error means for the client, by its SQLSTATE
+/// (https://www.postgresql.org/docs/current/errcodes-appendix.html); `None` for another
+/// engine's errors.
+pub(super) fn failure(err: &sqlx::Error) -> Option<Failure> {
+    match err {
+        sqlx::Error::Database(db) => {
+            let code = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?.code();
+            match code {
+                // Serialization failure, deadlock, lock timeout, statement timeout, too
+                // many connections.
+                "40001" | "40P01" | "55P03" | "57014" | "53300" => Some(Failure::Busy),
+                // Disk full.
+                "53100" => Some(Failure::Full),
+                // The server is shutting down or starting, a read-only standby, an I/O
+                // error, or the connection broke.
+                "57P01" | "57P02" | "57P03" | "25006" | "58030" => Some(Failure::Storage),
+                code if code.starts_with("08") => Some(Failure::Storage),
+                _ => None,
+            }
+        }
+        // The connection to the database server broke (`Io` is SQLite's too: the same).
+        sqlx::Error::Tls(_) => Some(Failure::Storage),
+        _ => None,
+    }
+}

@@ -1,0 +1,157 @@
+//! API keys, and the browser sessions signed in with them.
+
+use super::{Conn, on_conn, on_pool};
+use crate::db::{Db, Engine};
+use crate::error::AppResult;
+use crate::model::{Limits, Plan, Role};
+use crate::services::keys::KeyRow;
+use crate::services::paging::PageRequest;
+
+const COLUMNS: &str =
+    "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";
+
+/// A key to store: its hash only, never the key.
+pub struct NewKeyRow<'a> {
+    pub prefix: &'a str,
+    pub key_hash: &'a [u8],
+    pub name: &'a str,
+    pub role: Role,
+    pub plan: Plan,
+    pub limits: Limits,
+    pub created_at: i64,
+}
+
+pub async fn insert(conn: &mut Conn, key: &NewKeyRow<'_>) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(
+        "INSERT INTO api_keys (prefix, key_hash, name, role, plan, per_minute, per_day, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(key.prefix)
+    .bind(key.key_hash)
+    .bind(key.name)
+    .bind(key.role)
+    .bind(key.plan)
+    .bind(i64::from(key.limits.per_minute))
+    .bind(i64::from(key.limits.per_day))
+    .bind(key.created_at)
+    .fetch_one(c)
+    .await)?)
+}
+
+pub async fn by_prefix(db: &Db, prefix: &str) -> AppResult<Option<KeyRow>> {
+    let sql = format!("{COLUMNS} WHERE prefix = $1");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(prefix).fetch_optional(pool).await)?)
+}
+
+pub async fn get(db: &Db, id: i64) -> AppResult<Option<KeyRow>> {
+    let sql = format!("{COLUMNS} WHERE id = $1");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await)?)
+}
+
+pub async fn list(db: &Db, page: PageRequest) -> AppResult<Vec<KeyRow>> {
+    let sql = format!("{COLUMNS} WHERE id > $1 ORDER BY id LIMIT $2");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(page.after)
+        .bind(page.fetch_limit())
+        .fetch_all(pool)
+        .await)?)
+}
+
+pub async fn list_all(db: &Db) -> AppResult<Vec<KeyRow>> {
+    let sql = format!("{COLUMNS} ORDER BY id");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await)?)
+}
+
+pub async fn count(db: &Db) -> AppResult<i64> {
+    Ok(on_pool!(db, |pool| sqlx::query_scalar("SELECT COUNT(*) FROM api_keys").fetch_one(pool).await)?)
+}
+
+/// A key's role and revocation time, inside a write transaction.
+pub async fn role_and_revocation(conn: &mut Conn, id: i64) -> AppResult<Option<(Role, Option<i64>)>> {
+    Ok(on_conn!(conn, |c| sqlx::query_as("SELECT role, revoked_at FROM api_keys WHERE id = $1")
+        .bind(id)
+        .fetch_optional(c)
+        .await)?)
+}
+
+/// Active admin keys other than `id`.
+pub async fn other_active_admins(conn: &mut Conn, id: i64) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL AND id != $1"
+    )
+    .bind(id)
+    .fetch_one(c)
+    .await)?)
+}
+
+/// Revokes the key (a revoked key keeps its first revocation time) and ends its
+/// sessions.
+pub async fn revoke(conn: &mut Conn, id: i64, now: i64) -> AppResult<()> {
+    on_conn!(conn, |c| {
+        sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2")
+            .bind(now)
+            .bind(id)
+            .execute(&mut *c)
+            .await?;
+        sqlx::query("DELETE FROM sessions WHERE key_id = $1").bind(id).execute(c).await.map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// Stores a session (its token's hash) and ends the key's oldest beyond `keep` live ones.
+pub async fn insert_session(
+    conn: &mut Conn,
+    token_hash: &[u8],
+    key_id: i64,
+    now: i64,
+    expires_at: i64,
+    keep: i64,
+) -> AppResult<()> {
+    // The newest sessions stay (ties: the last started, by SQLite's rowid or
+    // PostgreSQL's `seq`).
+    let keep_newest = match conn.engine() {
+        Engine::Sqlite => {
+            "DELETE FROM sessions WHERE key_id = $1 AND rowid NOT IN
+               (SELECT rowid FROM sessions WHERE key_id = $1 AND expires_at > $2
+                ORDER BY created_at DESC, rowid DESC LIMIT $3)"
+        }
+        Engine::Postgres => {
+            "DELETE FROM sessions WHERE key_id = $1 AND seq NOT IN
+               (SELECT seq FROM sessions WHERE key_id = $1 AND expires_at > $2
+                ORDER BY created_at DESC, seq DESC LIMIT $3)"
+        }
+    };
+    on_conn!(conn, |c| {
+        sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+            .bind(token_hash)
+            .bind(key_id)
+            .bind(now)
+            .bind(expires_at)
+            .execute(&mut *c)
+            .await?;
+        sqlx::query(keep_newest).bind(key_id).bind(now).bind(keep).execute(c).await.map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
+pub async fn delete_session(conn: &mut Conn, token_hash: &[u8]) -> AppResult<()> {
+    on_conn!(conn, |c| sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+        .bind(token_hash)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// The key of a live session whose key is not revoked.
+pub async fn by_session(db: &Db, token_hash: &[u8], now: i64) -> AppResult<Option<KeyRow>> {
+    Ok(on_pool!(db, |pool| sqlx::query_as(
+        "SELECT k.id, k.prefix, k.key_hash, k.name, k.role, k.plan, k.per_minute, k.per_day, k.created_at, k.revoked_at
+         FROM sessions s JOIN api_keys k ON k.id = s.key_id
+         WHERE s.token_hash = $1 AND s.expires_at > $2 AND k.revoked_at IS NULL",
+    )
+    .bind(token_hash)
+    .bind(now)
+    .fetch_optional(pool)
+    .await)?)
+}

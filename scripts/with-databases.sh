@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs a command beside a throwaway PostgreSQL server and a throwaway Redis, each on a
+# free port of 127.0.0.1, and stops both when the command ends (also on failure or
+# Ctrl-C). The command sees:
+#   PETSTORE_TEST_POSTGRES  postgres://petstore@127.0.0.1:<port>/postgres (may create databases)
+#   PETSTORE_TEST_REDIS     redis://127.0.0.1:<port>/
+# Debian's `postgresql` and `redis-server` packages must be installed (`make db-tools`).
+# PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` user.
+set -euo pipefail
+
+initdb=$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1)
+[ -n "$initdb" ] || { echo "with-databases: PostgreSQL is not installed (make db-tools)" >&2; exit 1; }
+bin=$(dirname "$initdb")
+command -v redis-server >/dev/null || { echo "with-databases: redis-server is not installed (make db-tools)" >&2; exit 1; }
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+dir=$(mktemp -d /tmp/petstore-databases.XXXXXX)
+as_owner=()
+if [ "$(id -u)" = 0 ]; then
+  chown postgres "$dir"
+  as_owner=(runuser -u postgres --)
+fi
+
+pg_port=$(free_port)
+redis_port=$(free_port)
+
+stop() {
+  "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" stop -m immediate >/dev/null 2>&1 || true
+  if [ -f "$dir/redis.pid" ]; then kill "$(cat "$dir/redis.pid")" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+"${as_owner[@]}" "$initdb" -D "$dir/data" -A trust -U petstore --no-sync >/dev/null
+# fsync off: a throwaway cluster, which a crash may lose; many connections: every test
+# opens a pool of its own.
+"${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -o \
+  "-p $pg_port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c full_page_writes=off" \
+  start >/dev/null
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+  --daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log"
+
+export PETSTORE_TEST_POSTGRES="postgres://petstore@127.0.0.1:$pg_port/postgres"
+export PETSTORE_TEST_REDIS="redis://127.0.0.1:$redis_port/"
+echo "with-databases: PostgreSQL on $pg_port, Redis on $redis_port"
+"$@"
