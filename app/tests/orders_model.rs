@@ -125,9 +125,9 @@ fn code<T>(result: &Result<T, app::error::AppError>) -> Result<(), ErrorCode> {
     result.as_ref().map(|_| ()).map_err(|e| e.code)
 }
 
-async fn run(seed: u64, steps: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = db::Db::connect(&db::testing::scratch_url(dir.path()).await).await.unwrap();
+/// Runs `steps` random events on the store at `url`; returns the store.
+async fn run_on(url: &str, seed: u64, steps: usize) -> db::Db {
+    let pool = db::Db::connect(url).await.unwrap();
     let admin_key =
         keys::create(&pool, 0, NewApiKey { name: "model".into(), role: Role::Admin, plan: Plan::Pro, limits: None })
             .await
@@ -208,6 +208,12 @@ async fn run(seed: u64, steps: usize) {
             .collect();
         assert_eq!(live, model.orders, "seed {seed}, step {step} ({event})");
     }
+    pool
+}
+
+async fn run(seed: u64, steps: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    run_on(&db::testing::scratch_url(dir.path()).await, seed, steps).await;
 }
 
 #[tokio::test]
@@ -215,4 +221,105 @@ async fn random_event_sequences_agree_with_the_model() {
     for seed in [1, 7, 42, 2026, 9_001] {
         run(seed, 150).await;
     }
+}
+
+/// Every table's rows, each column rendered the same way on either engine (bytes as
+/// hex, booleans as 1 and 0), sorted.
+async fn dump(store: &db::Db) -> BTreeMap<&'static str, Vec<String>> {
+    use sqlx::Row;
+    fn render<'r, R: Row>(row: &'r R, i: usize) -> String
+    where
+        usize: sqlx::ColumnIndex<R>,
+        Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        Option<Vec<u8>>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        Option<bool>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        let shown = row
+            .try_get::<Option<i64>, _>(i)
+            .map(|v| v.map(|v| v.to_string()))
+            .or_else(|_| row.try_get::<Option<String>, _>(i).map(|v| v.map(|v| format!("{v:?}"))))
+            .or_else(|_| row.try_get::<Option<Vec<u8>>, _>(i).map(|v| v.map(|v| format!("{v:02x?}"))))
+            .or_else(|_| row.try_get::<Option<bool>, _>(i).map(|v| v.map(|v| i64::from(v).to_string())))
+            .unwrap_or_else(|e| panic!("column {i}: {e}"));
+        shown.unwrap_or_else(|| "NULL".to_owned())
+    }
+    let mut tables = BTreeMap::new();
+    for (table, columns) in db::copy::tables() {
+        let sql = format!("SELECT {} FROM {table}", columns.join(", "));
+        let mut rows: Vec<String> = match store.pool() {
+            db::Pool::Sqlite(pool) => sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_all(pool)
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| (0..columns.len()).map(|i| render(row, i)).collect::<Vec<_>>().join(" | "))
+                .collect(),
+            db::Pool::Postgres(pool) => sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_all(pool)
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| (0..columns.len()).map(|i| render(row, i)).collect::<Vec<_>>().join(" | "))
+                .collect(),
+        };
+        rows.sort();
+        tables.insert(table, rows);
+    }
+    tables
+}
+
+/// `server migrate-data`'s copy: the model's random history, with every other table
+/// filled too (sessions, a revoked key, idempotency records, rate-limit counters and a
+/// ban), moves from SQLite to PostgreSQL row for row, and ids go on past every id
+/// SQLite handed out.
+#[tokio::test]
+async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
+    use app::services::limits::{BanPolicy, RateLimiter};
+    use app::services::{clock::Clock, sessions};
+    let dir = tempfile::tempdir().unwrap();
+    let source = run_on(&format!("sqlite://{}", dir.path().join("s.db").display()), 42, 150).await;
+    let customer = NewApiKey { name: "shopper".into(), role: Role::Customer, plan: Plan::Free, limits: None };
+    let shopper = keys::create(&source, 0, customer.clone()).await.unwrap().key_info;
+    let gone = keys::create(&source, 0, customer).await.unwrap().key_info;
+    keys::revoke(&source, 5, gone.id).await.unwrap();
+    sessions::start(&source, 10, shopper.id, None).await.unwrap();
+    let caller = Caller { key_id: shopper.id, role: Role::Customer, limits: shopper.limits };
+    let category =
+        categories::create(&source, NewCategory { name: "Moved".into(), description: Some("d".into()) }).await.unwrap();
+    let pet =
+        pets::create(&source, NewPet { name: "Carried".into(), category_id: category.id, status: None }).await.unwrap();
+    inventory::set(&source, pet.id, InventoryUpdate { quantity: 3 }).await.unwrap();
+    let order = NewOrder { pet_id: pet.id, quantity: 1, ship_date: None };
+    orders::place(&source, 20, caller, order, Some("once")).await.unwrap();
+    // The highest pet id handed out, then deleted: the target must not hand it out again.
+    let last =
+        pets::create(&source, NewPet { name: "Last".into(), category_id: category.id, status: None }).await.unwrap();
+    pets::delete(&source, last.id).await.unwrap();
+    // Counters, and a ban.
+    let now = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(1_795_428_000));
+    let limiter = RateLimiter::new(Clock::manual(now), BanPolicy { after_refusals: 1, seconds: 600 });
+    let one = app::model::Limits { per_minute: 1, per_day: 10 };
+    for _ in 0..3 {
+        limiter.check("key:1", one).await.unwrap();
+    }
+    limiter.flush(&source).await.unwrap();
+
+    let before = dump(&source).await;
+    for (table, rows) in &before {
+        assert!(!rows.is_empty(), "{table} has rows to move");
+    }
+    let target = db::Db::connect(&db::testing::new_postgres_database().await).await.unwrap();
+    let copied = db::copy::sqlite_to_postgres(&source, &target).await.unwrap();
+    assert_eq!(copied.len(), before.len());
+    assert_eq!(dump(&target).await, before, "row for row");
+
+    // A second copy into the same database is refused, and changes nothing.
+    let again = db::copy::sqlite_to_postgres(&source, &target).await.unwrap_err();
+    assert!(again.to_string().contains("already holds data"), "{again}");
+    assert_eq!(dump(&target).await, before);
+
+    let next =
+        pets::create(&target, NewPet { name: "New".into(), category_id: category.id, status: None }).await.unwrap();
+    assert!(next.id > last.id, "ids go on past every id handed out: {} after {}", next.id, last.id);
 }

@@ -33,10 +33,15 @@ pub struct Config {
     /// Address to listen on [default: LEPTOS_SITE_ADDR, else 127.0.0.1:3000]
     #[arg(long, env = "PETSTORE_ADDR", global = true)]
     pub addr: Option<SocketAddr>,
-    /// SQLite database (created if missing); only sqlite: URLs are served
+    /// The store: a SQLite file (sqlite://…, created if missing) or a PostgreSQL database
+    /// (postgres://…, 15 or newer), which several servers may serve together
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, value_parser = parse_database_url,
           global = true)]
     pub database_url: String,
+    /// Redis for the rate-limit counters that several servers over one PostgreSQL
+    /// database share (redis://host:port/db); without it they are kept in PostgreSQL
+    #[arg(long, env = "PETSTORE_REDIS_URL", global = true)]
+    pub redis_url: Option<String>,
     /// What an acknowledged write survives: full (a power cut loses nothing
     /// acknowledged) or normal (a power cut may lose the last writes; a crash never does)
     #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = Durability::default(), global = true)]
@@ -128,17 +133,18 @@ pub fn parse_date(raw: &str) -> Result<OffsetDateTime, String> {
         .map_err(|e| format!("expected a date like 2027-06-30 ({e})"))
 }
 
-/// A database URL this server can serve: `sqlite:` (a file, `sqlite::memory:`). Any
-/// other scheme would be read by sqlx as a file path (a `postgres:` directory in the
-/// working directory), so it stops the server at once instead.
+/// A database URL this server can serve: `sqlite:` (a file, `sqlite::memory:`) or
+/// `postgres://` (`postgresql://`). Any other scheme would be read by sqlx as a file
+/// path (a `mysql:` directory in the working directory), so it stops the server at once
+/// instead.
 pub fn parse_database_url(raw: &str) -> Result<String, String> {
-    if raw.starts_with("sqlite:") {
+    if ["sqlite:", "postgres://", "postgresql://"].iter().any(|scheme| raw.starts_with(scheme)) {
         return Ok(raw.to_owned());
     }
     let scheme = raw.split_once(':').map_or("no scheme", |(scheme, _)| scheme);
     Err(format!(
-        "this server serves SQLite only: expected a URL like sqlite://data/petstore.db (supported scheme: sqlite:), \
-         got {scheme:?}"
+        "expected a URL like sqlite://data/petstore.db or postgres://user@host/petstore (supported schemes: \
+         sqlite:, postgres://), got {scheme:?}"
     ))
 }
 
@@ -260,7 +266,7 @@ mod tests {
             "--public-url=ftp://shop.example",
             "--public-url=https://user@shop.example",
             "--ban-minutes=9999999999",
-            "--database-url=postgres://user@host:5432/db",
+            "--database-url=mysql://user@host:3306/db",
             "--database-url=data/petstore.db",
         ] {
             let err = parse(&[bad]).err().unwrap_or_else(|| panic!("{bad} was accepted")).to_string();

@@ -88,7 +88,7 @@ impl AppState {
     /// caches' freshness) and the retention sweep (`services::retention`); both tasks
     /// end when the store is closed.
     pub async fn new(db: Db, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
-        let limiter = RateLimiter::load(clock.clone(), config.bans(), &db).await?;
+        let limiter = RateLimiter::open(clock.clone(), config.bans(), &db, config.redis_url.as_deref()).await?;
         tokio::spawn(db.clone().watch_catalog());
         app::services::retention::spawn(db.clone(), clock.clone());
         Ok(AppState(Arc::new(Shared {

@@ -24,7 +24,7 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "server", about = "The pet store: storefront and REST API over SQLite")]
+#[command(name = "server", about = "The pet store: storefront and REST API over SQLite or PostgreSQL")]
 struct Cli {
     #[command(flatten)]
     config: Config,
@@ -39,6 +39,17 @@ enum Command {
     /// Manage API keys in the database at DATABASE_URL.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Copy a whole SQLite store into an empty PostgreSQL database (ids, keys, orders,
+    /// sessions, rate-limit counters and bans), then verify it.
+    MigrateData {
+        /// The SQLite store to copy (sqlite://…); it is only read, and may be in use.
+        #[arg(long, value_name = "SQLITE_URL")]
+        from: String,
+        /// The PostgreSQL database to fill (postgres://…): new (no tables) or migrated
+        /// with no rows.
+        #[arg(long, value_name = "POSTGRES_URL")]
+        to: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -73,6 +84,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
         Command::Keys(command) => manage_keys(config, command).await,
+        Command::MigrateData { from, to } => migrate_data(&from, &to).await,
     }
 }
 
@@ -103,7 +115,46 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
 async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
     app::db::Db::connect_with(&config.database_url, config.durability)
         .await
-        .with_context(|| format!("opening the database {}", config.database_url))
+        .with_context(|| format!("opening the database {}", redacted(&config.database_url)))
+}
+
+/// A database URL as it may be logged: without its password.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let (authority, path) = rest.split_once('/').map_or((rest, None), |(a, p)| (a, Some(p)));
+    let authority = match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _password)) => format!("{user}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    match path {
+        Some(path) => format!("{scheme}://{authority}/{path}"),
+        None => format!("{scheme}://{authority}"),
+    }
+}
+
+/// `server migrate-data`: SQLite → PostgreSQL, every table, then the row counts.
+async fn migrate_data(from: &str, to: &str) -> anyhow::Result<()> {
+    use app::db::{Db, Engine};
+    if Engine::of_url(from)? != Engine::Sqlite || Engine::of_url(to)? != Engine::Postgres {
+        bail!("migrate-data copies --from a sqlite:// store --to a postgres:// database");
+    }
+    // Not created when missing: a mistyped path must not copy an empty store.
+    let path = from.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
+    let path = path.split('?').next().unwrap_or(path);
+    if !std::path::Path::new(path).is_file() {
+        bail!("no SQLite store at {path}");
+    }
+    let source = Db::connect(from).await.with_context(|| format!("opening {}", redacted(from)))?;
+    let target = Db::connect(to).await.with_context(|| format!("opening {}", redacted(to)))?;
+    let copied = app::db::copy::sqlite_to_postgres(&source, &target).await?;
+    for (table, rows) in &copied {
+        eprintln!("{table:>20}  {rows} rows");
+    }
+    eprintln!("copied and verified: {} rows in {} tables", copied.iter().map(|(_, n)| n).sum::<i64>(), copied.len());
+    Ok(())
 }
 
 async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()> {

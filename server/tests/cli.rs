@@ -165,7 +165,7 @@ fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
 #[test]
 fn a_database_url_it_cannot_serve_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let out = server("postgres://user@host:5432/db")
+    let out = server("mysql://user@host:3306/db")
         .env("PETSTORE_DEMO_DATA", "false")
         .current_dir(dir.path())
         .output()
@@ -173,7 +173,37 @@ fn a_database_url_it_cannot_serve_is_refused_at_once() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "it started: {stderr}");
     assert!(stderr.contains("DATABASE_URL") && stderr.contains("sqlite:"), "{stderr}");
-    assert!(stderr.contains("\"postgres\""), "names what it got: {stderr}");
+    assert!(stderr.contains("\"mysql\""), "names what it got: {stderr}");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing is created: {left:?}");
+}
+
+/// `server migrate-data`, as an operator moving up from SQLite types it: the key made
+/// on SQLite works on PostgreSQL afterwards (every subcommand migrates the database it
+/// opens, so `keys` works on the new one at once), and a second run, a missing source
+/// or a wrong pair of engines is refused with a clear error and changes nothing.
+#[tokio::test]
+async fn migrate_data_moves_a_store_to_an_empty_postgres_database_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite://{}", dir.path().join("old.db").display());
+    let (ok, key, stderr) = run(&sqlite, &["keys", "create", "--name", "moving", "--role", "admin", "--plan", "pro"]);
+    assert!(ok, "{stderr}");
+    let postgres = app::db::testing::new_postgres_database().await;
+
+    let (ok, _, stderr) = run(&sqlite, &["migrate-data", "--from", &sqlite, "--to", &postgres]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("api_keys") && stderr.contains("copied and verified"), "{stderr}");
+    let (ok, listed, stderr) = run(&postgres, &["keys", "list"]);
+    assert!(ok, "{stderr}");
+    assert!(listed.contains("moving"), "{listed}");
+    assert!(!listed.contains(key.trim()), "no secrets in the list");
+
+    let (ok, _, stderr) = run(&sqlite, &["migrate-data", "--from", &sqlite, "--to", &postgres]);
+    assert!(!ok && stderr.contains("already holds data"), "{stderr}");
+    let missing = format!("sqlite://{}", dir.path().join("typo.db").display());
+    let (ok, _, stderr) = run(&sqlite, &["migrate-data", "--from", &missing, "--to", &postgres]);
+    assert!(!ok && stderr.contains("no SQLite store"), "{stderr}");
+    assert!(!dir.path().join("typo.db").exists(), "a mistyped source is not created");
+    let (ok, _, stderr) = run(&sqlite, &["migrate-data", "--from", &postgres, "--to", &sqlite]);
+    assert!(!ok && stderr.contains("--from a sqlite:// store --to a postgres://"), "{stderr}");
 }

@@ -10,6 +10,7 @@
 //! writers (`queue`), keeps the generation the read caches compare and tells whether
 //! writes work (`health`).
 
+pub mod copy;
 mod engine;
 mod health;
 mod postgres;

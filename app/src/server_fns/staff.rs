@@ -175,13 +175,12 @@ pub async fn admin_keys() -> Result<Vec<KeyUsage>, AppError> {
     use crate::services::{access::Subject, keys};
     let call = staff().await?;
     let rows = keys::list_all(&call.db).await?;
-    Ok(rows
-        .iter()
-        .map(|row| KeyUsage {
-            key: row.to_api(),
-            used_today: call.access.limiter.used_today(&Subject::Key(row.id).id()),
-        })
-        .collect())
+    let mut usage = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let used_today = call.access.limiter.used_today(&Subject::Key(row.id).id()).await?;
+        usage.push(KeyUsage { key: row.to_api(), used_today });
+    }
+    Ok(usage)
 }
 
 /// Creates a key as an admin's `POST /keys` does; the limits count only for Enterprise.

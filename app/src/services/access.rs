@@ -170,11 +170,12 @@ pub struct Admitted {
     pub window: WindowState,
 }
 
-/// A request refused with 429 (`rate_limited` or `temporarily_banned`).
+/// A request refused: 429 (`rate_limited` or `temporarily_banned`), or 503 when the
+/// shared counters cannot be reached (then no window is known).
 #[derive(Debug)]
 pub struct Refused {
     pub error: AppError,
-    pub window: WindowState,
+    pub window: Option<WindowState>,
     /// The key it was counted against, if any (for the dashboard's traffic).
     pub key_id: Option<i64>,
 }
@@ -186,27 +187,27 @@ pub fn free_limits() -> Limits {
 
 /// The verdict as the answer a refused request gets. `what` names what was counted
 /// ("requests", "sign-ups from this address").
-pub fn decide(verdict: Verdict, what: &str) -> Result<WindowState, Refused> {
+pub fn decide(verdict: Verdict, what: &str) -> Result<WindowState, Box<Refused>> {
     match verdict {
         Verdict::Allowed(window) => Ok(window),
-        Verdict::Limited { window, retry_after } => Err(Refused {
+        Verdict::Limited { window, retry_after } => Err(Box::new(Refused {
             error: AppError::too_many(
                 ErrorCode::RateLimited,
                 format!("too many {what}: the limit is {} (retry in {})", window.limit, in_words(retry_after)),
                 retry_after,
             ),
-            window,
+            window: Some(window),
             key_id: None,
-        }),
-        Verdict::Banned { window, retry_after } => Err(Refused {
+        })),
+        Verdict::Banned { window, retry_after } => Err(Box::new(Refused {
             error: AppError::too_many(
                 ErrorCode::TemporarilyBanned,
                 format!("too many {what} after being limited: blocked for another {}", in_words(retry_after)),
                 retry_after,
             ),
-            window,
+            window: Some(window),
             key_id: None,
-        }),
+        })),
     }
 }
 
@@ -253,7 +254,7 @@ impl Access {
         credentials: Credentials<'_>,
         client: ClientAddr,
         counting: Counting,
-    ) -> Result<Admitted, Refused> {
+    ) -> Result<Admitted, Box<Refused>> {
         let caller = match credentials {
             Credentials::Nothing => Ok(None),
             Credentials::Key(key) => self.auth.authenticate(Presented::Key(key)).await,
@@ -266,20 +267,23 @@ impl Access {
             Err(err) if err.code == ErrorCode::InvalidApiKey => (Subject::FailedAuth(client), free_limits()),
             _ => (Subject::Client(client), free_limits()),
         };
-        let verdict = match (counting, subject) {
-            (Counting::Counted, _) | (_, Subject::FailedAuth(_)) => self.limiter.check(&subject.id(), limits),
-            (Counting::BansOnly, _) => self.limiter.peek(&subject.id(), limits),
+        let key_id = match subject {
+            Subject::Key(id) => Some(id),
+            _ => None,
         };
+        let verdict = match (counting, subject) {
+            (Counting::Counted, _) | (_, Subject::FailedAuth(_)) => self.limiter.check(&subject.id(), limits).await,
+            (Counting::BansOnly, _) => self.limiter.peek(&subject.id(), limits).await,
+        }
+        .map_err(|error| Box::new(Refused { error, window: None, key_id }))?;
         let what = if matches!(subject, Subject::FailedAuth(_)) {
             "requests with a key that does not work"
         } else {
             "requests"
         };
-        let key_id = match subject {
-            Subject::Key(id) => Some(id),
-            _ => None,
-        };
-        decide(verdict, what).map(|window| Admitted { caller, window }).map_err(|refused| Refused { key_id, ..refused })
+        decide(verdict, what)
+            .map(|window| Admitted { caller, window })
+            .map_err(|refused| Box::new(Refused { key_id, ..*refused }))
     }
 
     /// A key typed into the sign-in form: counted as a request with that key (a banned

@@ -116,7 +116,7 @@ pub async fn sign_up(
     request: SignUp,
 ) -> AppResult<CreatedApiKey> {
     let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
-    let verdict = limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP);
+    let verdict = limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP).await?;
     access::decide(verdict, "sign-ups from this address").map_err(|refused| refused.error)?;
     let limits = Plan::Free.limits().expect("Free has fixed limits");
     insert(db, now, &name.text, Role::Customer, Plan::Free, limits).await

@@ -76,9 +76,10 @@ where
         Ok(Admitted { caller, window }) => {
             state.traffic.record(caller.as_ref().ok().and_then(|c| c.map(|c| c.key_id)));
             request.extensions_mut().insert(Authenticated(caller));
-            (inner(request).await, window)
+            (inner(request).await, Some(window))
         }
-        Err(Refused { error, window, key_id }) => {
+        Err(refused) => {
+            let Refused { error, window, key_id } = *refused;
             state.traffic.record(key_id);
             (error.into_response(), window)
         }
@@ -86,7 +87,9 @@ where
     // Room for these and what the layers outside add (CORS, security headers, request
     // id) at once, rather than the map growing (and rehashing) three times on the way.
     response.headers_mut().reserve(16);
-    rate_limit_headers(response.headers_mut(), window);
+    if let Some(window) = window {
+        rate_limit_headers(response.headers_mut(), window);
+    }
     response
 }
 

@@ -26,7 +26,12 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         return not_ready("database", message);
     }
     match tokio::time::timeout(READY_TIMEOUT, state.db.ping()).await {
-        Ok(Ok(_)) => Json(json!({ "status": "ready" })).into_response(),
+        // Redis down is no reason to take a server out of rotation: the counters are
+        // kept in PostgreSQL meanwhile (contract.md, "Several servers").
+        Ok(Ok(_)) => match state.access.limiter.redis_up() {
+            Some(false) => Json(json!({ "status": "ready", "degraded": ["redis"] })).into_response(),
+            _ => Json(json!({ "status": "ready" })).into_response(),
+        },
         Ok(Err(err)) => {
             tracing::warn!(error = %err, "readiness probe failed");
             not_ready("database", "the database is not reachable")

@@ -185,7 +185,12 @@ async fn record_gauges(state: &AppState) {
     metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));
     metrics::gauge!("petstore_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
     metrics::gauge!("petstore_db_pool_max_connections").set(f64::from(state.db.pool().max_connections()));
-    metrics::gauge!("petstore_banned_subjects").set(state.access.limiter.banned_now() as f64);
+    if let Ok(banned) = state.access.limiter.banned_now().await {
+        metrics::gauge!("petstore_banned_subjects").set(banned as f64);
+    }
+    if let Some(up) = state.access.limiter.redis_up() {
+        metrics::gauge!("petstore_redis_up").set(if up { 1.0 } else { 0.0 });
+    }
     metrics::gauge!("petstore_db_writes_failing").set(if state.db.writes_failing() { 1.0 } else { 0.0 });
     if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);

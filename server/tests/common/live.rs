@@ -155,12 +155,42 @@ impl Http {
         String::from_utf8(body.to_vec()).expect("UTF-8")
     }
 
+    /// A request with a body of any kind (its type among `headers`), no key: status,
+    /// headers and the body's bytes (pages, forms).
+    pub async fn send_raw(
+        &self,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
+        self.exchange_bytes(method, path, None, Bytes::from(body), headers).await
+    }
+
     async fn exchange(
         &self,
         method: &str,
         path: &str,
         key: Option<&str>,
         body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
+        match body {
+            Some(body) => {
+                let mut with_type = headers.to_vec();
+                with_type.push(("content-type", "application/json"));
+                self.exchange_bytes(method, path, key, Bytes::from(body.to_string()), &with_type).await
+            }
+            None => self.exchange_bytes(method, path, key, Bytes::new(), headers).await,
+        }
+    }
+
+    async fn exchange_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        bytes: Bytes,
         headers: &[(&str, &str)],
     ) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
         let mut builder = hyper::Request::builder().method(method).uri(format!("{}{path}", self.base));
@@ -170,13 +200,6 @@ impl Http {
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
-        let bytes = match body {
-            Some(body) => {
-                builder = builder.header("content-type", "application/json");
-                Bytes::from(body.to_string())
-            }
-            None => Bytes::new(),
-        };
         let request = builder.body(Full::new(bytes)).map_err(|e| e.to_string())?;
         let call = async {
             let response = self.client.request(request).await.map_err(|e| e.to_string())?;

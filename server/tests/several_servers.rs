@@ -1,0 +1,356 @@
+//! Three real servers over one PostgreSQL database, as a load balancer would spread
+//! clients over them: every promise of contract.md's "Several servers" holds across
+//! them, with the rate-limit counters in Redis and without it (in PostgreSQL), and
+//! while Redis goes away and comes back. Needs the test run's PostgreSQL and Redis
+//! (`scripts/with-databases.sh`, as `make test` runs it).
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::live::{Http, LiveServer};
+use serde_json::json;
+
+/// Room for a loaded machine around promises of 1 s.
+const DEADLINE: Duration = Duration::from_secs(5);
+
+struct Cluster {
+    servers: Vec<LiveServer>,
+    http: Vec<Http>,
+    admin: String,
+    database_url: String,
+    _dir: tempfile::TempDir,
+}
+
+/// Three servers over a new PostgreSQL database, counting in `redis` when given.
+async fn cluster(redis: Option<&str>) -> Cluster {
+    let database_url = app::db::testing::new_postgres_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let start = |dir: &std::path::Path| {
+        LiveServer::start_with(dir, |command| {
+            command.env("DATABASE_URL", &database_url);
+            if let Some(redis) = redis {
+                command.env("PETSTORE_REDIS_URL", redis);
+            }
+        })
+    };
+    // The first start creates the first admin key; the others find it there.
+    let (first, admin) = start(dir.path());
+    let admin = admin.expect("the first start prints the first admin key");
+    let mut servers = vec![first];
+    for _ in 0..2 {
+        let (server, again) = start(dir.path());
+        assert!(again.is_none(), "one first admin key for the store");
+        servers.push(server);
+    }
+    let http = servers.iter().map(LiveServer::client).collect();
+    Cluster { servers, http, admin, database_url, _dir: dir }
+}
+
+impl Cluster {
+    /// The server the `n`th request goes to (round robin, as a load balancer).
+    fn at(&self, n: usize) -> &Http {
+        &self.http[n % self.http.len()]
+    }
+
+    async fn pet_with_stock(&self, name: &str, stock: i64) -> i64 {
+        let body = json!({"name": name});
+        let category = self.at(0).expect(201, "POST", "/api/v1/categories", &self.admin, Some(&body)).await;
+        let body = json!({"name": name, "categoryId": category["id"]});
+        let pet = self.at(1).expect(201, "POST", "/api/v1/pets", &self.admin, Some(&body)).await;
+        let id = pet["id"].as_i64().unwrap();
+        let path = format!("/api/v1/store/inventory/{id}");
+        self.at(2).expect(200, "PUT", &path, &self.admin, Some(&json!({"quantity": stock}))).await;
+        id
+    }
+
+    /// A customer key of `plan` (Enterprise with room for any test).
+    async fn key(&self, plan: &str) -> (i64, String) {
+        let mut body = json!({"name": format!("{plan} key"), "role": "customer", "plan": plan});
+        if plan == "enterprise" {
+            body["limits"] = json!({"perMinute": 100_000, "perDay": 1_000_000});
+        }
+        let created = self.at(0).expect(201, "POST", "/api/v1/keys", &self.admin, Some(&body)).await;
+        (created["id"].as_i64().unwrap(), created["key"].as_str().unwrap().to_owned())
+    }
+
+    /// One number from the database itself.
+    async fn scalar(&self, sql: &str) -> i64 {
+        let pool = sqlx::PgPool::connect(&self.database_url).await.unwrap();
+        let n = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned())).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    }
+}
+
+/// Polls `check` until it holds; fails after [`DEADLINE`].
+async fn within<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < DEADLINE, "{what}: not within {DEADLINE:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits, if needed, until the UTC minute has 40 s left: a burst that must meet one
+/// minute's limit must not straddle two minutes.
+async fn early_in_a_minute() {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let into = now.as_secs() % 60;
+    if into > 20 {
+        tokio::time::sleep(Duration::from_secs(60 - into) + Duration::from_millis(200)).await;
+    }
+}
+
+async fn no_order_oversells(cluster: &Cluster) {
+    let pet = cluster.pet_with_stock("Rex", 10).await;
+    let (_, buyer) = cluster.key("enterprise").await;
+    let orders = (0..100).map(|n| {
+        let (http, buyer) = (cluster.at(n).clone(), buyer.clone());
+        async move {
+            let body = json!({"petId": pet, "quantity": 1});
+            http.send("POST", "/api/v1/store/orders", Some(&buyer), Some(&body), &[]).await.expect("an answer").0
+        }
+    });
+    let statuses = futures::future::join_all(orders).await;
+    assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 10, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 90, "{statuses:?}");
+    for http in &cluster.http {
+        let stock = http.expect(200, "GET", &format!("/api/v1/store/inventory/{pet}"), &cluster.admin, None).await;
+        assert_eq!(stock["quantity"], 0);
+    }
+    assert_eq!(cluster.scalar(&format!("SELECT COUNT(*) FROM orders WHERE pet_id = {pet}")).await, 10);
+}
+
+async fn a_free_key_gets_exactly_its_limit_then_a_ban_everywhere(cluster: &Cluster) {
+    let (_, free) = cluster.key("free").await;
+    early_in_a_minute().await;
+    let requests = (0..200).map(|n| {
+        let (http, free) = (cluster.at(n).clone(), free.clone());
+        async move { http.send("GET", "/api/v1/pets?limit=1", Some(&free), None, &[]).await.expect("an answer") }
+    });
+    let answers = futures::future::join_all(requests).await;
+    let ok = answers.iter().filter(|(status, _)| *status == 200).count();
+    assert_eq!(ok, 60, "a Free key's minute, across the three servers");
+    assert!(answers.iter().all(|(status, _)| *status == 200 || *status == 429));
+    assert!(answers.iter().any(|(_, body)| body["code"] == "temporarily_banned"), "limited ten times, then banned");
+    for http in &cluster.http {
+        let (status, body) = http.get("/api/v1/pets?limit=1", &free).await.unwrap();
+        assert_eq!((status, body["code"].as_str()), (429, Some("temporarily_banned")), "the ban holds on every server");
+    }
+}
+
+async fn a_revoked_key_is_refused_everywhere(cluster: &Cluster) {
+    let (id, key) = cluster.key("enterprise").await;
+    // Each server has it cached as working.
+    for http in &cluster.http {
+        assert_eq!(http.get("/api/v1/pets?limit=1", &key).await.unwrap().0, 200);
+    }
+    cluster.at(0).expect(200, "DELETE", &format!("/api/v1/keys/{id}"), &cluster.admin, None).await;
+    for http in &cluster.http {
+        within("a revoked key refused", || async { http.get("/api/v1/pets?limit=1", &key).await.unwrap().0 == 401 })
+            .await;
+    }
+}
+
+async fn a_catalog_change_is_seen_everywhere(cluster: &Cluster) {
+    let pet = cluster.pet_with_stock("Fido", 1).await;
+    let path = format!("/api/v1/pets/{pet}");
+    // Cached on every server (the pet read and the catalog page).
+    for http in &cluster.http {
+        http.expect(200, "GET", &path, &cluster.admin, None).await;
+        http.send("GET", "/", None, None, &[]).await.unwrap();
+    }
+    let category = cluster.at(0).expect(200, "GET", &path, &cluster.admin, None).await["categoryId"].clone();
+    let renamed = json!({"name": "Odif", "categoryId": category});
+    cluster.at(0).expect(200, "PUT", &path, &cluster.admin, Some(&renamed)).await;
+    for http in &cluster.http {
+        within("a rename seen", || async {
+            let (status, pet) = http.get(&path, &cluster.admin).await.unwrap();
+            status == 200 && pet["name"] == "Odif"
+        })
+        .await;
+    }
+}
+
+async fn an_idempotent_retry_on_another_server_gets_the_first_answer(cluster: &Cluster) {
+    let pet = cluster.pet_with_stock("Tom", 5).await;
+    let (_, buyer) = cluster.key("enterprise").await;
+    let body = json!({"petId": pet, "quantity": 2});
+    let headers = [("idempotency-key", "retry-7")];
+    let first = cluster.at(0).send("POST", "/api/v1/store/orders", Some(&buyer), Some(&body), &headers).await.unwrap();
+    assert_eq!(first.0, 201, "{}", first.1);
+    for http in &cluster.http[1..] {
+        let again = http.send("POST", "/api/v1/store/orders", Some(&buyer), Some(&body), &headers).await.unwrap();
+        assert_eq!(again, first, "the first answer, replayed");
+    }
+    assert_eq!(cluster.scalar(&format!("SELECT COUNT(*) FROM orders WHERE pet_id = {pet}")).await, 1);
+}
+
+async fn a_browser_session_works_on_every_server(cluster: &Cluster) {
+    let (_, key) = cluster.key("enterprise").await;
+    let form = format!("key={key}");
+    let headers = [("content-type", "application/x-www-form-urlencoded"), ("accept", "application/json")];
+    let (status, set_cookie, _) =
+        cluster.at(0).send_raw("POST", "/_app/sign_in", form.into_bytes(), &headers).await.unwrap();
+    assert_eq!(status, 200);
+    let cookie = set_cookie
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.contains("petstore_session="))
+        .and_then(|value| value.split(';').next())
+        .expect("a session cookie")
+        .to_owned();
+    for http in &cluster.http {
+        let (status, _, page) = http.send_raw("GET", "/", Vec::new(), &[("cookie", &cookie)]).await.unwrap();
+        assert_eq!(status, 200);
+        assert!(String::from_utf8_lossy(&page).contains("Signed in"), "signed in on every server");
+    }
+}
+
+/// `kill -9` of one server while orders pour in: every order acknowledged is stored,
+/// the other two keep answering, and no stock is oversold.
+async fn a_server_killed_under_load_loses_nothing(mut cluster: Cluster) {
+    let mut pets = Vec::new();
+    for n in 0..5 {
+        pets.push(cluster.pet_with_stock(&format!("Load {n}"), 40).await);
+    }
+    let (_, buyer) = cluster.key("enterprise").await;
+    let (clients, loaded_pets) = (cluster.http.clone(), pets.clone());
+    let load = tokio::spawn(async move {
+        let pets = loaded_pets;
+        let orders = (0..300).map(|n| {
+            let (http, buyer, pet) = (clients[n % 3].clone(), buyer.clone(), pets[n % 5]);
+            async move {
+                tokio::time::sleep(Duration::from_millis(n as u64 * 2)).await;
+                let body = json!({"petId": pet, "quantity": 1});
+                (n % 3, http.send("POST", "/api/v1/store/orders", Some(&buyer), Some(&body), &[]).await)
+            }
+        });
+        futures::future::join_all(orders).await
+    });
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    cluster.servers[2].kill_9();
+    let answers = load.await.unwrap();
+    let acknowledged: Vec<i64> = answers
+        .iter()
+        .filter_map(|(_, answer)| match answer {
+            Ok((201, order)) => order["id"].as_i64(),
+            _ => None,
+        })
+        .collect();
+    for (server, answer) in &answers {
+        if *server != 2 {
+            let status = answer.as_ref().expect("the two others keep answering").0;
+            assert!(status == 201 || status == 409, "{status}");
+        }
+    }
+    let ids = acknowledged.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let stored = cluster.scalar(&format!("SELECT COUNT(*) FROM orders WHERE id IN ({ids})")).await;
+    assert_eq!(stored, acknowledged.len() as i64, "every acknowledged order is stored");
+    let loaded = pets.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let oversold = cluster
+        .scalar(&format!(
+            "SELECT COUNT(*) FROM inventory i WHERE i.pet_id IN ({loaded}) AND (i.quantity < 0 OR i.quantity + (
+               SELECT COALESCE(SUM(o.quantity), 0) FROM orders o WHERE o.pet_id = i.pet_id) <> 40)"
+        ))
+        .await;
+    assert_eq!(oversold, 0, "stock plus orders is what each pet had");
+    assert_eq!(cluster.at(0).get("/api/v1/pets?limit=1", &cluster.admin).await.unwrap().0, 200);
+}
+
+async fn promises_hold(redis: Option<&str>) {
+    let cluster = cluster(redis).await;
+    no_order_oversells(&cluster).await;
+    a_free_key_gets_exactly_its_limit_then_a_ban_everywhere(&cluster).await;
+    a_revoked_key_is_refused_everywhere(&cluster).await;
+    a_catalog_change_is_seen_everywhere(&cluster).await;
+    an_idempotent_retry_on_another_server_gets_the_first_answer(&cluster).await;
+    a_browser_session_works_on_every_server(&cluster).await;
+    a_server_killed_under_load_loses_nothing(cluster).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_promise_holds_with_counters_in_redis() {
+    let redis =
+        std::env::var(REDIS).unwrap_or_else(|_| panic!("{REDIS} is not set: run through scripts/with-databases.sh"));
+    promises_hold(Some(&redis)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_promise_holds_with_counters_in_postgres() {
+    promises_hold(None).await;
+}
+
+const REDIS: &str = "PETSTORE_TEST_REDIS";
+
+/// A Redis of this test's own, which it stops and starts again.
+struct OwnRedis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    fn start(port: u16) -> OwnRedis {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server runs (make db-tools)");
+        OwnRedis { port, child: Some(child) }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_redis_is_away_the_servers_count_in_postgres_and_come_back_by_themselves() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut redis = OwnRedis::start(port);
+    let url = format!("redis://127.0.0.1:{}/", redis.port);
+    let ready = |http: Http| async move { http.send("GET", "/readyz", None, None, &[]).await.unwrap() };
+    let cluster = cluster(Some(&url)).await;
+    let (_, key) = cluster.key("pro").await;
+    for http in &cluster.http {
+        within("Redis answering", || async { ready(http.clone()).await == (200, json!({"status": "ready"})) }).await;
+        assert_eq!(http.get("/api/v1/pets?limit=1", &key).await.unwrap().0, 200);
+    }
+
+    redis.stop();
+    // Requests go on (counted in PostgreSQL), and the servers stay ready, saying so.
+    for (n, http) in cluster.http.iter().enumerate() {
+        let (status, _) = http.get("/api/v1/pets?limit=1", &key).await.unwrap();
+        assert_eq!(status, 200, "server {n} answers without Redis");
+        let degraded = json!({"status": "ready", "degraded": ["redis"]});
+        within("Redis named degraded", || async { ready(http.clone()).await == (200, degraded.clone()) }).await;
+    }
+    let counted = cluster
+        .scalar(
+            "SELECT CAST(COALESCE(SUM(minute_count), 0) AS BIGINT) FROM rate_limit_usage WHERE subject LIKE 'key:%'",
+        )
+        .await;
+    assert!(counted >= 3, "counted in PostgreSQL meanwhile: {counted}");
+
+    let _back = OwnRedis::start(port);
+    for http in &cluster.http {
+        within("back to Redis", || async { ready(http.clone()).await == (200, json!({"status": "ready"})) }).await;
+        assert_eq!(http.get("/api/v1/pets?limit=1", &key).await.unwrap().0, 200);
+    }
+}
