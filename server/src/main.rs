@@ -218,18 +218,26 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let config = Config { addr: Some(addr), ..config };
 
     let db = open(&config).await?;
-    if config.demo_data && app::services::demo::seed_if_empty(&db).await.context("loading the demo catalog")? {
-        tracing::info!("loaded the demo catalog into the empty database");
-    }
     let clock = Clock::system();
-    if keys::count(&db).await.context("counting the keys")? == 0 {
+    // Once per store, whichever of several servers starting together gets there first.
+    let first_start = async {
+        if config.demo_data && app::services::demo::seed_if_empty(&db).await? {
+            tracing::info!("loaded the demo catalog into the empty database");
+        }
+        if keys::count(&db).await? > 0 {
+            return Ok(None);
+        }
         let admin = NewApiKey {
             name: "First admin".into(),
             role: Role::Admin,
             plan: Plan::Enterprise,
             limits: Some(Limits { per_minute: 10_000, per_day: 1_000_000 }),
         };
-        let created = keys::create(&db, clock.now(), admin).await.context("creating the first admin key")?;
+        keys::create(&db, clock.now(), admin).await.map(Some)
+    };
+    let first_admin =
+        db.alone(first_start).await.context("loading the demo catalog or creating the first admin key")?;
+    if let Some(created) = first_admin {
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 

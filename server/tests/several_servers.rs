@@ -354,3 +354,35 @@ async fn while_redis_is_away_the_servers_count_in_postgres_and_come_back_by_them
         assert_eq!(http.get("/api/v1/pets?limit=1", &key).await.unwrap().0, 200);
     }
 }
+
+/// Servers started together over a new database load the demo catalog once and create
+/// one first admin key between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_starting_together_set_a_new_store_up_once() {
+    let database_url = app::db::testing::new_postgres_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let starts: Vec<_> = (0..3)
+        .map(|_| {
+            let (url, path) = (database_url.clone(), dir.path().to_owned());
+            std::thread::spawn(move || {
+                LiveServer::start_with(&path, |command| {
+                    command.env("DATABASE_URL", &url).env("PETSTORE_DEMO_DATA", "true");
+                })
+            })
+        })
+        .collect();
+    let started: Vec<(LiveServer, Option<String>)> = starts.into_iter().map(|start| start.join().unwrap()).collect();
+    let admins: Vec<&String> = started.iter().filter_map(|(_, admin)| admin.as_ref()).collect();
+    assert_eq!(admins.len(), 1, "one first admin key");
+    let pool = sqlx::PgPool::connect(&database_url).await.unwrap();
+    let counts: (i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets), (SELECT COUNT(*) FROM api_keys)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(counts, (5, 13, 1), "the demo catalog and the first key, once");
+    for (server, _) in &started {
+        server.client().expect(200, "GET", "/api/v1/categories", admins[0], None).await;
+    }
+}

@@ -136,6 +136,24 @@ impl Db {
         on_pool!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(|_| ()))
     }
 
+    /// Runs `work` while no other server of the store runs work given here (a
+    /// PostgreSQL advisory lock held by one connection meanwhile; a SQLite store has
+    /// one server): for what servers starting together must do once, such as loading
+    /// the demo catalog into an empty store or creating its first admin key.
+    pub async fn alone<T>(&self, work: impl std::future::Future<Output = AppResult<T>>) -> AppResult<T> {
+        let Pool::Postgres(pool) = self.pool() else { return work.await };
+        let mut conn = pool.acquire().await?;
+        sqlx::query("SELECT pg_advisory_lock($1)").bind(postgres::START_LOCK).execute(&mut *conn).await?;
+        let done = work.await;
+        let unlocked =
+            sqlx::query("SELECT pg_advisory_unlock($1)").bind(postgres::START_LOCK).execute(&mut *conn).await;
+        if unlocked.is_err() {
+            // Never back in the pool still holding the lock.
+            conn.detach();
+        }
+        done
+    }
+
     /// Whether [`Db::close`] has been called.
     pub fn is_closed(&self) -> bool {
         self.pool().is_closed()

@@ -1,9 +1,10 @@
 //! Who is calling, and may they: one place for REST handlers and server functions.
 //!
-//! Recognised keys are cached for a second (moka's time to live), so that
+//! Recognised keys are cached for half a second (moka's time to live), so that
 //! authentication costs no database read on a busy key, and concurrent first requests
 //! of one key read it once. A revocation through this service drops the cache entry at
-//! once; one made by another process (the CLI) is seen within that second.
+//! once; one made by another process (the CLI, another server) is seen within that time
+//! (contract.md promises a second).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +20,7 @@ use crate::services::clock::Clock;
 use crate::services::keys::{self, KeyRow};
 
 /// How long a key read from the database is believed.
-const CACHE_FOR: Duration = Duration::from_secs(1);
+const CACHE_FOR: Duration = Duration::from_millis(500);
 /// Keys kept at most (a row is under 200 bytes).
 const CACHE_MAX: u64 = 100_000;
 

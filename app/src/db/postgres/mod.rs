@@ -18,6 +18,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 /// spells "pets" in ASCII).
 const WRITE_LOCK: i64 = 0x7065_7473;
 
+/// The advisory lock of [`super::Db::alone`] ("once").
+pub(super) const START_LOCK: i64 = 0x6f6e_6365;
+
 /// Connects to the database at `url` and applies any pending migration (sqlx holds
 /// an advisory lock meanwhile, so servers starting together migrate once).
 pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Error> {
