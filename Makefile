@@ -24,6 +24,7 @@ RUN_DATABASE_URL ?= sqlite://data/petstore.db
 RUN_ADDR ?= 127.0.0.1:3000
 # Where the browser tests start their own server, over a fresh database.
 E2E_ADDR ?= 127.0.0.1:3011
+E2E_POSTGRES_ADDR ?= 127.0.0.1:3014
 # Schemathesis (from PyPI, exact versions and hashes in the lock file) lives here.
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
@@ -64,8 +65,12 @@ test-rust: toolchain fault-tools db-tools
 build-release:
 	cargo leptos build --release
 
+# Every browser test over SQLite; then the smoke test (tagged @postgres) over a
+# throwaway PostgreSQL.
 test-e2e: test-tools build-release
 	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test
+	cd end2end && ../scripts/with-databases.sh bash -c 'E2E_DATABASE_URL=$$PETSTORE_TEST_POSTGRES \
+	  SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_POSTGRES_ADDR) npx playwright test --grep @postgres'
 
 # Schemathesis against the release server's own OpenAPI document (fixed seed); then
 # the document as third parties meet it: Redocly and Spectral with no error or
@@ -78,10 +83,11 @@ test-api: schemathesis end2end/node_modules/.package-lock.json build-release
 # budgets, and target/bench/results.json.
 # `cargo bench` rebuilds target/release/server without cargo-leptos's settings, so the
 # suite runs a copy of the real one (with its hash file) from target/bench/.
-bench: build-tools wrk build-release
+# Its PostgreSQL rows run beside a throwaway PostgreSQL and Redis.
+bench: build-tools wrk db-tools build-release
 	mkdir -p $(CURDIR)/target/bench
 	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
-	SERVER_BIN=$(CURDIR)/target/bench/server cargo bench --locked -p server --bench suite
+	SERVER_BIN=$(CURDIR)/target/bench/server scripts/with-databases.sh cargo bench --locked -p server --bench suite
 
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain

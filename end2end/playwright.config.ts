@@ -3,9 +3,12 @@ import { defineConfig, devices } from '@playwright/test';
 // The tests start the release server themselves (see webServer) over a fresh SQLite
 // file with the demo catalog, on their own port, using Debian's Chromium. Never run
 // `npx playwright install`: it downloads a browser, which this network refuses.
+// With E2E_DATABASE_URL (an empty PostgreSQL database) the server runs over it instead:
+// `make test-e2e` runs the tests tagged @postgres so.
 const addr = process.env.E2E_ADDR ?? '127.0.0.1:3011';
 const serverBin = process.env.SERVER_BIN ?? '../target/release/server';
 const dbFile = 'target/e2e/petstore.db';
+const postgres = process.env.E2E_DATABASE_URL;
 
 export default defineConfig({
   testDir: './tests',
@@ -30,14 +33,14 @@ export default defineConfig({
   projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
   webServer: {
     // From the workspace root, where target/site (the WASM, CSS and assets) lives.
-    command: `rm -f ${dbFile} ${dbFile}-wal ${dbFile}-shm && exec ${serverBin}`,
+    command: postgres ? `exec ${serverBin}` : `rm -f ${dbFile} ${dbFile}-wal ${dbFile}-shm && exec ${serverBin}`,
     cwd: '..',
     url: `http://${addr}/readyz`,
     reuseExistingServer: false,
     timeout: 60_000,
     stdout: 'pipe',
     env: {
-      DATABASE_URL: `sqlite://${dbFile}`,
+      DATABASE_URL: postgres ?? `sqlite://${dbFile}`,
       LEPTOS_SITE_ADDR: addr,
       LEPTOS_SITE_ROOT: 'target/site',
       LEPTOS_ENV: 'PROD',

@@ -45,13 +45,17 @@ export async function hydrated(page: Page) {
   await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
 }
 
+/** The test server's database: the SQLite file of playwright.config.ts, or the
+ *  PostgreSQL database of a run against PostgreSQL (`E2E_DATABASE_URL`). */
+export const databaseUrl = process.env.E2E_DATABASE_URL ?? 'sqlite://target/e2e/petstore.db';
+
 /** A key made with the server's own CLI over the test database. */
 export function cliKey(role: 'admin' | 'customer', name: string): string {
   const root = path.resolve(__dirname, '../..');
   const bin = process.env.SERVER_BIN ?? path.join(root, 'target/release/server');
   return execFileSync(bin, ['keys', 'create', '--name', name, '--role', role, '--plan', 'pro'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: 'sqlite://target/e2e/petstore.db' },
+    env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',
   }).trim();
 }

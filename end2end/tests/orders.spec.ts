@@ -13,7 +13,8 @@ async function petPage(page: Page, name: string) {
   await hydrated(page);
 }
 
-test('a shopper orders the last unit (pending), staff complete it (sold)', async ({ browser }) => {
+// Tagged @postgres: also the smoke test against PostgreSQL (make test-e2e).
+test('a shopper orders the last unit (pending), staff complete it (sold)', { tag: '@postgres' }, async ({ browser }) => {
   const shopper = await (await browser.newContext()).newPage();
   failOnPageErrors(shopper);
   await signIn(shopper, cliKey('customer', 'e2e shopper'));

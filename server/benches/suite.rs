@@ -31,6 +31,20 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
 const PETS: usize = 1_000;
+
+/// The PostgreSQL rows' names: a pet read and orders, with one server and with two.
+const POSTGRES_ROWS: [&str; 4] = [
+    "PostgreSQL, counters in PostgreSQL: GET /api/v1/pets/{petId}, one server",
+    "PostgreSQL, counters in PostgreSQL: orders, distinct pets, one server",
+    "PostgreSQL, counters in PostgreSQL: GET /api/v1/pets/{petId}, two servers",
+    "PostgreSQL, counters in PostgreSQL: orders, distinct pets, two servers",
+];
+const REDIS_ROWS: [&str; 4] = [
+    "PostgreSQL, counters in Redis: GET /api/v1/pets/{petId}, one server",
+    "PostgreSQL, counters in Redis: orders, distinct pets, one server",
+    "PostgreSQL, counters in Redis: GET /api/v1/pets/{petId}, two servers",
+    "PostgreSQL, counters in Redis: orders, distinct pets, two servers",
+];
 const CATEGORIES: usize = 20;
 
 /// The release server as a child process.
@@ -48,9 +62,14 @@ impl Server {
 
     /// As [`Server::start`], with more environment variables (settings).
     fn start_with(bin: &Path, db: &Path, site_root: &Path, settings: &[(&str, &str)]) -> Server {
+        Server::start_over(bin, &format!("sqlite://{}", db.display()), site_root, settings)
+    }
+
+    /// As [`Server::start_with`], over the database at `url` (either engine).
+    fn start_over(bin: &Path, url: &str, site_root: &Path, settings: &[(&str, &str)]) -> Server {
         let spawned = Instant::now();
         let mut child = Command::new(bin)
-            .env("DATABASE_URL", format!("sqlite://{}", db.display()))
+            .env("DATABASE_URL", url)
             .env("PETSTORE_ADDR", "127.0.0.1:0")
             .env("PETSTORE_DEMO_DATA", "false")
             .env("LEPTOS_SITE_ROOT", site_root)
@@ -287,7 +306,12 @@ fn group_seconds(seconds: u64) -> u32 {
 /// them); the budgets of the others are then not judged.
 /// `group`: each row's name, the process whose CPU time it is charged, and its
 /// requests; `pid` is the server, whose memory is sampled.
-async fn measure(group: Vec<(&'static str, u32, Requests)>, pid: u32, connections: usize, seconds: u64) -> Vec<Row> {
+async fn measure(
+    group: Vec<(&'static str, Charged, Requests)>,
+    pid: u32,
+    connections: usize,
+    seconds: u64,
+) -> Vec<Row> {
     let only = std::env::var("PETSTORE_BENCH_ONLY").ok();
     let group: Vec<_> = group
         .into_iter()
@@ -317,9 +341,9 @@ async fn measure(group: Vec<(&'static str, u32, Requests)>, pid: u32, connection
     let mut measured: Vec<(Sample, f64)> = group.iter().map(|_| (Sample::default(), 0.0)).collect();
     for _ in 0..slices {
         for ((_, charged, requests), (sample, cpu)) in group.iter().zip(&mut measured) {
-            let cpu_before = cpu_seconds(*charged);
+            let cpu_before: f64 = charged.iter().map(|pid| cpu_seconds(*pid)).sum();
             sample.add(common::run(connections, slice, requests.clone()).await);
-            *cpu += cpu_seconds(*charged) - cpu_before;
+            *cpu += charged.iter().map(|pid| cpu_seconds(*pid)).sum::<f64>() - cpu_before;
         }
     }
     sampling.store(false, Ordering::Relaxed);
@@ -335,12 +359,15 @@ async fn measure(group: Vec<(&'static str, u32, Requests)>, pid: u32, connection
         .collect()
 }
 
+/// The processes whose CPU time a row is charged (the servers that answer it).
+type Charged = Vec<u32>;
+
 /// One row, measured alone.
 async fn row<F>(name: &'static str, pid: u32, connections: usize, seconds: u64, request: F) -> Vec<Row>
 where
     F: Fn(usize, u64) -> hyper::Request<Full<Bytes>> + Send + Sync + 'static,
 {
-    measure(vec![(name, pid, Arc::new(request))], pid, connections, seconds).await
+    measure(vec![(name, vec![pid], Arc::new(request))], pid, connections, seconds).await
 }
 
 fn get(url: String, key: Option<String>) -> hyper::Request<Full<Bytes>> {
@@ -445,7 +472,7 @@ async fn main() {
 
     // First start: an empty file, migrations, the first admin key.
     let first = Server::start(&bin, &db, &site_root);
-    let admin = cli_admin_key(&bin, &db);
+    let admin = cli_admin_key(&bin, &format!("sqlite://{}", db.display()));
     let base = format!("http://{}", first.addr);
     let (key, pets) = seed(&http, &base, &admin).await;
     let first_startup = first.startup;
@@ -477,7 +504,10 @@ async fn main() {
             let pet = pets[(w * 7919 + n as usize * 31) % pets.len()];
             get(format!("{base}/api/v1/pets/{pet}"), Some(key.clone()))
         });
-        let group = vec![("ceiling: bare axum route", ceiling_pid, ceiling), ("GET /api/v1/pets/{petId}", pid, pet)];
+        let group = vec![
+            ("ceiling: bare axum route", vec![ceiling_pid], ceiling),
+            ("GET /api/v1/pets/{petId}", vec![pid], pet),
+        ];
         rows.extend(measure(group, pid, connections, seconds).await);
     }
     {
@@ -575,6 +605,55 @@ async fn main() {
     }
     relaxed.stop();
 
+    // Several servers over one PostgreSQL (`make bench` runs the suite beside a
+    // throwaway PostgreSQL and Redis): a pet read and orders, with one server and with
+    // two sharing the database, the counters in PostgreSQL and in Redis.
+    if let Ok(redis) = std::env::var("PETSTORE_TEST_REDIS") {
+        for (redis, [read_one, orders_one, read_two, orders_two]) in [(None, POSTGRES_ROWS), (Some(redis), REDIS_ROWS)]
+        {
+            let url = app::db::testing::new_postgres_database().await;
+            let settings: Vec<(&str, &str)> =
+                redis.iter().map(|redis| ("PETSTORE_REDIS_URL", redis.as_str())).collect();
+            let first = Server::start_over(&bin, &url, &site_root, &settings);
+            let admin = cli_admin_key(&bin, &url);
+            let (key, pets) = seed(&http, &format!("http://{}", first.addr), &admin).await;
+            let second = Server::start_over(&bin, &url, &site_root, &settings);
+            let bases = Arc::new([format!("http://{}", first.addr), format!("http://{}", second.addr)]);
+            let (pids, pets) = ([first.child.id(), second.child.id()], Arc::new(pets));
+            for servers in [1, 2] {
+                let (read, orders) = if servers == 1 { (read_one, orders_one) } else { (read_two, orders_two) };
+                let (bases_read, key_read, pets_read) = (bases.clone(), key.clone(), pets.clone());
+                let read_requests: Requests = Arc::new(move |w, n| {
+                    let pet = pets_read[(w * 7919 + n as usize * 31) % pets_read.len()];
+                    get(format!("{}/api/v1/pets/{pet}", bases_read[w % servers]), Some(key_read.clone()))
+                });
+                let (bases_order, key_order, pets_order) = (bases.clone(), key.clone(), pets.clone());
+                let order_requests: Requests = Arc::new(move |w, n| {
+                    let url = format!("{}/api/v1/store/orders", bases_order[w % servers]);
+                    order(&url, &key_order, pets_order[(w * 7919 + n as usize) % pets_order.len()])
+                });
+                let charged = pids[..servers].to_vec();
+                rows.extend(measure(vec![(read, charged.clone(), read_requests)], pids[0], connections, seconds).await);
+                rows.extend(measure(vec![(orders, charged, order_requests)], pids[0], connections, seconds).await);
+            }
+            // No order oversold: every pet's stock and its orders add up to what it had.
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            let oversold: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM inventory i WHERE i.quantity < 0 OR i.quantity + (
+                   SELECT COALESCE(SUM(o.quantity), 0) FROM orders o WHERE o.pet_id = i.pet_id) <> 1000000",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            assert_eq!(oversold, 0, "stock plus orders is what each pet had");
+            pool.close().await;
+            first.stop();
+            second.stop();
+        }
+    } else {
+        println!("(no PostgreSQL rows: run through `make bench`, which starts PostgreSQL and Redis)");
+    }
+
     // The table.
     let ceiling = rows[0].outcome;
     println!();
@@ -584,13 +663,13 @@ async fn main() {
         group_seconds(seconds)
     );
     println!(
-        "{:<50} {:>10} {:>8} {:>9} {:>9} {:>8} {:>6} {:>11}",
+        "{:<76} {:>10} {:>8} {:>9} {:>9} {:>8} {:>6} {:>11}",
         "row", "req/s", "ceiling", "p50 ms", "p99 ms", "errors", "5xx", "server µs"
     );
     for r in &rows {
         let o = r.outcome;
         println!(
-            "{:<50} {:>10.0} {:>7.0}% {:>9.2} {:>9.2} {:>8} {:>6} {:>11.1}",
+            "{:<76} {:>10.0} {:>7.0}% {:>9.2} {:>9.2} {:>8} {:>6} {:>11.1}",
             r.name,
             o.per_second(),
             100.0 * o.per_second() / ceiling.per_second(),
@@ -649,6 +728,22 @@ async fn main() {
             judge("POST /api/v1/store/orders, distinct", &|o| o.per_second() >= 3000.0),
         ),
         ("no 5xx in any row", Some(rows.iter().all(|r| r.outcome.server_errors == 0))),
+        (
+            "PostgreSQL, counters in PostgreSQL: GET /pets/{petId} ≥ 25 % of the ceiling",
+            judge(POSTGRES_ROWS[0], &|o| o.per_second() >= 0.25 * ceiling.per_second()),
+        ),
+        (
+            "PostgreSQL, counters in Redis: GET /pets/{petId} ≥ 25 % of the ceiling",
+            judge(REDIS_ROWS[0], &|o| o.per_second() >= 0.25 * ceiling.per_second()),
+        ),
+        (
+            "PostgreSQL, counters in PostgreSQL: ≥ 2,000 orders/s with two servers",
+            judge(POSTGRES_ROWS[3], &|o| o.per_second() >= 2000.0),
+        ),
+        (
+            "PostgreSQL, counters in Redis: ≥ 2,000 orders/s with two servers",
+            judge(REDIS_ROWS[3], &|o| o.per_second() >= 2000.0),
+        ),
         ("SSR catalog p50 < 5 ms", judge("SSR catalog", &|o| o.p50_us < 5_000)),
         ("start to first 200 < 300 ms", Some(startup_ms < 300.0)),
         ("resident memory under load < 80 MB", Some(rss_load * 1.048_576 < 80.0)),
@@ -711,10 +806,10 @@ async fn main() {
 
 /// The first admin key, made with the server's own CLI (the first start's printed one
 /// went to a drained pipe).
-fn cli_admin_key(bin: &Path, db: &Path) -> String {
+fn cli_admin_key(bin: &Path, url: &str) -> String {
     let out = Command::new(bin)
         .args(["keys", "create", "--name", "bench admin", "--role", "admin", "--plan", "pro"])
-        .env("DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("DATABASE_URL", url)
         .env("RUST_LOG", "warn")
         .output()
         .expect("the CLI runs");

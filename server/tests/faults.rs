@@ -6,7 +6,9 @@
 //! - another process holding the database's lock: writes wait the busy timeout, then
 //!   503 with `Retry-After`, the queue of writers never wedges, and all works the moment
 //!   the lock is released;
-//! - the log on a full disk: every request is still answered.
+//! - the log on a full disk: every request is still answered;
+//! - on PostgreSQL: the database server stopped (`pg_ctl stop -m immediate`) and
+//!   started again, and a full data volume. (Redis going away: several_servers.rs.)
 //!
 //! None needs a restart to recover. (Tests run as root, as the toolchain notes say: the
 //! volumes are a tmpfs, or ext4 on a loop device, mounted for the test.)
@@ -353,5 +355,129 @@ async fn a_log_on_a_full_disk_costs_no_request_its_answer() {
     assert_eq!(status, 200);
     let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
     assert!(category["id"].is_i64());
+    assert!(server.terminate(), "a clean stop");
+}
+
+/// The server's PostgreSQL stops as in a crash, then starts again: meanwhile requests
+/// that need it are answered 503 with `Retry-After` well within the request timeout,
+/// `/readyz` says the database is unavailable and `/healthz` that the process is
+/// fine; afterwards the server reconnects by itself, nothing acknowledged is lost, and
+/// writes work again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_that_stops_and_starts_again_is_answered_503_meanwhile_then_works() {
+    let postgres = common::postgres::OwnPostgres::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, admin) = LiveServer::start_with(dir.path(), |command| {
+        command.env("DATABASE_URL", postgres.url());
+    });
+    let admin = admin.expect("the first start creates an admin key");
+    let http = server.client();
+    let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
+    let pet = |name: &str| json!({"name": name, "categoryId": category["id"]});
+    let kept = http.expect(201, "POST", "/api/v1/pets", &admin, Some(&pet("Kept before"))).await;
+
+    postgres.stop_immediately();
+    let started = Instant::now();
+    let (status, headers, body) =
+        http.send_full("POST", "/api/v1/pets", Some(&admin), Some(&pet("Refused")), &[]).await.unwrap();
+    assert_eq!((status, body["code"].as_str()), (503, Some("unavailable")), "{body}");
+    assert!(headers.contains_key("retry-after"), "{headers:?}");
+    assert!(started.elapsed() < Duration::from_secs(30), "answered within the request timeout");
+    let ready = readiness_becomes(&http, 503).await;
+    assert_eq!((ready["code"].as_str(), ready["dependency"].as_str()), (Some("unavailable"), Some("database")));
+    assert_eq!(http.send("GET", "/healthz", None, None, &[]).await.unwrap().0, 200);
+
+    postgres.start_again();
+    readiness_becomes(&http, 200).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet("After")), &[]).await.unwrap();
+        if status == 201 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "writes still refused 5 s after the restart: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let names: Vec<String> = http
+        .get("/api/v1/pets", &admin)
+        .await
+        .unwrap()
+        .1
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pet| pet["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["Kept before", "After"], "nothing acknowledged lost, nothing refused stored");
+    assert_eq!(kept["name"], "Kept before");
+    assert!(server.terminate(), "a clean stop");
+}
+
+/// The store's data on a PostgreSQL tablespace of its own, on a small volume that
+/// fills: writes are refused with 507 and change nothing, reads go on, and writes work
+/// again as soon as the volume grows. (PostgreSQL's write-ahead log stays on the
+/// cluster's own disk; when that one fills, PostgreSQL stops itself, which is the test
+/// above.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_postgres_volume_refuses_writes_with_507_and_they_work_again_when_space_returns() {
+    use sqlx::Connection;
+    let postgres = common::postgres::OwnPostgres::start();
+    let small = postgres.dir().join("small");
+    std::fs::create_dir(&small).unwrap();
+    // Room for the new database (a copy of template1, 8 MB); shrunk below once the
+    // store is made.
+    let volume = Volume::mount(&small, "32m");
+    run("chown", &["postgres".as_ref(), small.as_os_str()]);
+    let mut conn = sqlx::PgConnection::connect(&postgres.url()).await.unwrap();
+    let create = format!("CREATE TABLESPACE small LOCATION '{}'", small.display());
+    sqlx::raw_sql(sqlx::AssertSqlSafe(create)).execute(&mut conn).await.unwrap();
+    sqlx::raw_sql("CREATE DATABASE store TABLESPACE small").execute(&mut conn).await.unwrap();
+    let url = postgres.url().replace("/postgres", "/store");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, admin) = LiveServer::start_with(dir.path(), |command| {
+        command.env("DATABASE_URL", &url);
+    });
+    let admin = admin.expect("the first start creates an admin key");
+    let http = server.client();
+    let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
+    let pet = |n: usize| json!({"name": format!("Owl {n} {}", "x".repeat(80)), "categoryId": category["id"]});
+    // A megabyte of room left for the store's rows.
+    let used = Command::new("df").args(["--output=used", "-B1"]).arg(&small).output().unwrap().stdout;
+    let used: u64 = String::from_utf8_lossy(&used).lines().nth(1).unwrap().trim().parse().unwrap();
+    volume.resize(&format!("{}", used + (1 << 20)));
+
+    let mut refused = None;
+    for n in 0..40_000 {
+        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(n)), &[]).await.unwrap();
+        if status != 201 {
+            refused = Some((n, status, body));
+            break;
+        }
+    }
+    let (created, status, body) = refused.expect("the volume filled up");
+    assert_eq!((status, body["code"].as_str()), (507, Some("insufficient_storage")), "{body}");
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pets")
+        .fetch_one(&mut sqlx::PgConnection::connect(&url).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stored, created as i64, "the refused write changed nothing");
+    assert_eq!(http.get("/api/v1/pets?limit=5", &admin).await.unwrap().0, 200, "reads go on");
+
+    volume.resize("64m");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created)), &[]).await.unwrap();
+        if status == 201 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "writes still refused 5 s after space returned: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for n in 1..=30 {
+        let (status, body) =
+            http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created + n)), &[]).await.unwrap();
+        assert_eq!(status, 201, "write {n} after the fault: {body}");
+    }
+    readiness_becomes(&http, 200).await;
     assert!(server.terminate(), "a clean stop");
 }

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod live;
+pub mod postgres;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
