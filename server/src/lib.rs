@@ -160,7 +160,19 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
         .with_state(leptos_options);
     // The API answers everything under /api, in JSON (never with the storefront's
     // HTML 404 page).
-    ops::wrap(api::in_front_of(api::service(state.clone()), site), &state.config)
+    let app = api::in_front_of(api::service(state.clone()), site);
+    // A write refused for lack of space, on either surface, makes the store not ready
+    // (`/readyz`) until a write commits again.
+    let db = state.db.clone();
+    let app = tower::ServiceBuilder::new()
+        .map_response(move |response: axum::response::Response| {
+            if response.status() == axum::http::StatusCode::INSUFFICIENT_STORAGE {
+                db.note_out_of_space();
+            }
+            response
+        })
+        .service(app);
+    ops::wrap(app, &state.config)
 }
 
 /// The pages' routes, found once per process by rendering the app without data. While

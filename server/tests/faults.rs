@@ -461,6 +461,11 @@ async fn a_full_postgres_volume_refuses_writes_with_507_and_they_work_again_when
         .await
         .unwrap();
     assert_eq!(stored, created as i64, "the refused write changed nothing");
+    // Not ready from that refusal on (asked at once: the store's probe tries its own
+    // one-row write every half second, and on PostgreSQL that update can fit in its
+    // page while new rows cannot).
+    let (status, ready) = http.send("GET", "/readyz", None, None, &[]).await.unwrap();
+    assert_eq!((status, ready["dependency"].as_str()), (503, Some("database")), "{ready}");
     assert_eq!(http.get("/api/v1/pets?limit=5", &admin).await.unwrap().0, 200, "reads go on");
 
     volume.resize("64m");

@@ -72,6 +72,16 @@ impl Db {
         }
     }
 
+    /// After a write was refused for lack of space (507), wherever the engine said so:
+    /// SQLite says it at `COMMIT` (counted there, by `note_failed`), PostgreSQL at the
+    /// statement that needed a new page. Not ready until a write commits again.
+    pub fn note_out_of_space(&self) {
+        if !self.0.health.failing.swap(true, Ordering::AcqRel) {
+            tracing::error!("a write was refused for lack of space: not ready until one commits again");
+            tokio::spawn(self.clone().probe());
+        }
+    }
+
     /// Tries a write every [`PROBE_EVERY`] while writes fail; ends once one commits
     /// (which ends the fault) or the pool is closed.
     async fn probe(self) {

@@ -3,7 +3,8 @@
 use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
 use crate::error::{AppError, AppResult};
-use crate::services::limits::{DAY, Usage};
+use crate::model::Limits;
+use crate::services::limits::{BanPolicy, DAY, Outcome, Usage};
 
 #[derive(sqlx::FromRow)]
 struct Saved {
@@ -53,52 +54,36 @@ pub async fn save(conn: &mut Conn, subject: &str, u: &Usage) -> AppResult<()> {
 const USAGE_COLUMNS: &str = "minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until";
 
 /// Counts one request of `subject` in the shared counters (several servers over
-/// PostgreSQL): `change` decides on the subject's row, locked meanwhile, so that the
-/// servers' requests of one subject are decided one after another. Not the store's
-/// write lock: counting never waits for a catalog write. Returns what `change` decided
-/// and the counters after it.
-pub async fn step<T>(db: &Db, subject: &str, change: impl FnOnce(&mut Usage) -> T) -> AppResult<(T, Usage)> {
+/// PostgreSQL): the database's `rate_limit_step` (migration
+/// `20261125000002_rate_limit_step.sql`, [`Usage::step`] in PL/pgSQL) decides with the
+/// subject's row locked while it runs, so that the servers' requests of one subject
+/// are decided one after another. Not the store's write lock: counting never waits
+/// for a catalog write. Returns the outcome and the counters after it.
+pub async fn step(db: &Db, subject: &str, now: i64, limits: Limits, bans: BanPolicy) -> AppResult<(Outcome, Usage)> {
     let crate::db::Pool::Postgres(pool) = db.pool() else {
         return Err(AppError::internal("rate limits", "shared counters are PostgreSQL's"));
     };
-    let mut tx = pool.begin().await?;
-    let locked = format!("SELECT {USAGE_COLUMNS} FROM rate_limit_usage WHERE subject = $1 FOR UPDATE");
-    let mut row: Option<Usage> =
-        sqlx::query_as(sqlx::AssertSqlSafe(locked.clone())).bind(subject).fetch_optional(&mut *tx).await?;
-    if row.is_none() {
-        // A subject's first request (on any server): the row, then its lock.
-        sqlx::query(
-            "INSERT INTO rate_limit_usage
-               (subject, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)
-             VALUES ($1, 0, 0, 0, 0, 0, 0, 0) ON CONFLICT (subject) DO NOTHING",
-        )
+    let (outcome, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until): (
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+    ) = sqlx::query_as("SELECT * FROM rate_limit_step($1, $2, $3, $4, $5, $6)")
         .bind(subject)
-        .execute(&mut *tx)
+        .bind(now)
+        .bind(i64::from(limits.per_minute))
+        .bind(i64::from(limits.per_day))
+        .bind(i64::from(bans.after_refusals))
+        .bind(bans.seconds)
+        .fetch_one(pool)
         .await?;
-        row = sqlx::query_as(sqlx::AssertSqlSafe(locked)).bind(subject).fetch_optional(&mut *tx).await?;
-    }
-    let before = row.unwrap_or_default();
-    let mut usage = before;
-    let decided = change(&mut usage);
-    if !usage.same_counts(&before) {
-        sqlx::query(
-            "UPDATE rate_limit_usage SET minute_start = $2, minute_count = $3, day_start = $4, day_count = $5,
-               refusals = $6, refusals_until = $7, banned_until = $8
-             WHERE subject = $1",
-        )
-        .bind(subject)
-        .bind(usage.minute_start)
-        .bind(usage.minute_count)
-        .bind(usage.day_start)
-        .bind(usage.day_count)
-        .bind(usage.refusals)
-        .bind(usage.refusals_until)
-        .bind(usage.banned_until)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await?;
-    Ok((decided, usage))
+    let usage =
+        Usage::counted(minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until);
+    Ok((Outcome::from_code(outcome), usage))
 }
 
 /// A subject's counters as saved, if any.
@@ -115,4 +100,42 @@ pub async fn banned_now(db: &Db, now: i64) -> AppResult<usize> {
             .fetch_one(pool)
             .await)?;
     Ok(usize::try_from(banned).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PostgreSQL's `rate_limit_step` and the Rust rule ([`Usage::step`]) decide alike
+    /// and leave the same counters, step after step, over random limits, bans and
+    /// times.
+    #[tokio::test]
+    async fn the_sql_rule_is_the_rust_rule() {
+        let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
+        // xorshift: a failing seed can be replayed.
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut below = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for run in 0..20 {
+            let subject = format!("sql-test:{run}");
+            let limits = Limits { per_minute: 1 + below(4) as u32, per_day: 2 + below(12) as u32 };
+            let bans = BanPolicy { after_refusals: 1 + below(3) as u32, seconds: 30 + below(600) as i64 };
+            let mut now = 1_795_428_000 + below(86_400) as i64;
+            let mut rust = Usage::default();
+            for step_n in 0..60 {
+                now += [0, 0, 1, 7, 45, 61, 900, 40_000][below(8) as usize];
+                let expected = rust.step(now, limits, bans);
+                let (outcome, usage) = step(&db, &subject, now, limits, bans).await.unwrap();
+                let context = format!("run {run} step {step_n}: {limits:?} {bans:?} at {now}");
+                assert_eq!(outcome, expected, "{context}");
+                if expected != (Outcome::Banned { new: false }) {
+                    assert!(usage.same_counts(&rust), "{context}: {usage:?} against {rust:?}");
+                }
+            }
+        }
+    }
 }

@@ -101,10 +101,37 @@ pub struct Usage {
     dirty: bool,
 }
 
+impl Outcome {
+    /// From the code the Lua and SQL transcriptions of the rule answer (0 allowed, 1
+    /// limited, 2 banned, 3 banned now).
+    pub(crate) fn from_code(code: i64) -> Outcome {
+        match code {
+            0 => Outcome::Allowed,
+            1 => Outcome::Limited,
+            2 => Outcome::Banned { new: false },
+            _ => Outcome::Banned { new: true },
+        }
+    }
+}
+
 impl Usage {
+    /// Counters as another store of them holds them (not to be flushed).
+    pub(crate) fn counted(
+        minute_start: i64,
+        minute_count: i64,
+        day_start: i64,
+        day_count: i64,
+        refusals: i64,
+        refusals_until: i64,
+        banned_until: i64,
+    ) -> Usage {
+        Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until, dirty: false }
+    }
+
     /// The rule: counts one request at `now` if both windows have room; otherwise
     /// counts a refusal, and bans once a window has seen `bans.after_refusals` of them.
-    /// (`redis::STEP` is this function in Lua: change both.)
+    /// (`redis::STEP` is this function in Lua and the PostgreSQL migration
+    /// `20261125000002_rate_limit_step.sql` in PL/pgSQL: change all three.)
     pub fn step(&mut self, now: i64, limits: Limits, bans: BanPolicy) -> Outcome {
         self.roll(now);
         if self.banned_until > now {
@@ -139,6 +166,7 @@ impl Usage {
     }
 
     /// Whether the counters are the same (whether or not either is to be flushed).
+    #[cfg(test)]
     pub(crate) fn same_counts(&self, other: &Usage) -> bool {
         Usage { dirty: false, ..*self } == Usage { dirty: false, ..*other }
     }
@@ -266,9 +294,7 @@ impl RateLimiter {
         {
             return Ok(usage.verdict(outcome, now, limits));
         }
-        let bans = self.bans;
-        let (outcome, usage) =
-            sql::rate_limits::step(&shared.db, subject, |usage| usage.step(now, limits, bans)).await?;
+        let (outcome, usage) = sql::rate_limits::step(&shared.db, subject, now, limits, self.bans).await?;
         Ok(usage.verdict(outcome, now, limits))
     }
 

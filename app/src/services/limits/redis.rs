@@ -18,8 +18,8 @@ use super::{BanPolicy, DAY, Outcome, Usage};
 use crate::error::{AppError, AppResult};
 use crate::model::Limits;
 
-/// [`Usage::step`] in Lua: change both (`the_lua_rule_is_the_rust_rule` holds them to
-/// each other). KEYS[1] is the subject's hash, KEYS[2] the set of bans (scored by
+/// [`Usage::step`] in Lua: change it with the Rust rule and the SQL one
+/// (`the_lua_rule_is_the_rust_rule` holds them to each other). KEYS[1] is the subject's hash, KEYS[2] the set of bans (scored by
 /// their end); ARGV: now, per minute, per day, refusals before a ban, ban seconds.
 /// Answers the outcome (0 allowed, 1 limited, 2 banned, 3 banned now) and the
 /// counters after it.
@@ -117,13 +117,7 @@ impl Counters {
         metrics::histogram!("petstore_redis_seconds").record(started.elapsed().as_secs_f64());
         match answer.as_deref() {
             Ok([outcome, counters @ ..]) if counters.len() == 7 => {
-                let outcome = match outcome {
-                    0 => Outcome::Allowed,
-                    1 => Outcome::Limited,
-                    2 => Outcome::Banned { new: false },
-                    _ => Outcome::Banned { new: true },
-                };
-                Some((outcome, usage(counters)))
+                Some((Outcome::from_code(*outcome), usage(counters)))
             }
             Ok(other) => {
                 self.went_down(&format!("the script answered {other:?}"));
@@ -213,7 +207,7 @@ fn key(subject: &str) -> String {
 fn usage(counters: &[i64]) -> Usage {
     let [minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until] =
         <[i64; 7]>::try_from(counters).unwrap_or_default();
-    Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until, dirty: false }
+    Usage::counted(minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)
 }
 
 /// The counters' day is `DAY` long in the script too.
