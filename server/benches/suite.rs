@@ -584,6 +584,9 @@ async fn main() {
     ];
     let startup = server.startup;
     server.stop();
+    // Stopped here, not at the end: `exit(1)` below would skip its `Drop`, and the
+    // process would outlive the run holding the caller's standard output.
+    drop(ceiling);
 
     // What the default durability (every commit synced to disk) costs: the same orders
     // from a server started with `--durability normal`, over the same file.
