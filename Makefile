@@ -152,8 +152,8 @@ wrk:
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk; fi
 
 # PostgreSQL and Redis from Debian, for the engine matrix and the several-servers
-# suite. Their packages' own services are not started (nor needed): the tests start
-# throwaway servers of their own (scripts/with-databases.sh).
+# suite. The tests never use the packages' own services: they start throwaway servers
+# of their own on free ports (scripts/with-databases.sh).
 db-tools:
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v redis-server >/dev/null; then \
 	  echo "ok: postgresql, redis-server"; \

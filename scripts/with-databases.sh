@@ -13,11 +13,17 @@ initdb=$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1)
 bin=$(dirname "$initdb")
 command -v redis-server >/dev/null || { echo "with-databases: redis-server is not installed (make db-tools)" >&2; exit 1; }
 
+# A port nothing on 127.0.0.1 listens on (bash's /dev/tcp: no other tool needed).
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  local port
+  while :; do
+    port=$(shuf -i 20000-60999 -n 1)
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
 }
 
 dir=$(mktemp -d /tmp/petstore-databases.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
 as_owner=()
 if [ "$(id -u)" = 0 ]; then
   chown postgres "$dir"

@@ -87,6 +87,45 @@ async fn metric(http: &common::live::Http, admin: &str, series: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Creates pets (`pet(n)`, n from 0) until one is refused: how many were created, and
+/// the refusal's status and body.
+async fn fill_until_refused(
+    http: &common::live::Http,
+    admin: &str,
+    pet: impl Fn(usize) -> serde_json::Value,
+) -> (usize, u16, serde_json::Value) {
+    for n in 0..40_000 {
+        let (status, body) = http.send("POST", "/api/v1/pets", Some(admin), Some(&pet(n)), &[]).await.unwrap();
+        if status != 201 {
+            return (n, status, body);
+        }
+    }
+    panic!("the volume never filled up");
+}
+
+/// Once a fault has ended: a write works within 5 s (polled, with no restart), and then
+/// every one does (no connection is left stuck in a failed transaction).
+async fn writes_work_again(
+    http: &common::live::Http,
+    admin: &str,
+    pet: impl Fn(usize) -> serde_json::Value,
+    from: usize,
+) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, body) = http.send("POST", "/api/v1/pets", Some(admin), Some(&pet(from)), &[]).await.unwrap();
+        if status == 201 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "writes still refused 5 s after the fault ended: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for n in 1..=30 {
+        let (status, body) = http.send("POST", "/api/v1/pets", Some(admin), Some(&pet(from + n)), &[]).await.unwrap();
+        assert_eq!(status, 201, "write {n} after the fault: {body}");
+    }
+}
+
 impl Drop for Volume {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.at).status();
@@ -103,15 +142,7 @@ async fn a_full_disk_refuses_writes_with_507_and_they_work_again_when_space_retu
     let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Owls"}))).await;
     let pet = |n: usize| json!({"name": format!("Owl {n} {}", "x".repeat(80)), "categoryId": category["id"]});
 
-    let mut refused = None;
-    for n in 0..20_000 {
-        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(n)), &[]).await.unwrap();
-        if status != 201 {
-            refused = Some((n, status, body));
-            break;
-        }
-    }
-    let (created, status, body) = refused.expect("the volume filled up");
+    let (created, status, body) = fill_until_refused(&http, &admin, &pet).await;
     assert_eq!((status, body["code"].as_str()), (507, Some("insufficient_storage")), "{body}");
     // Not ready from that refusal on (a load balancer stops sending writes here), while
     // the process itself is healthy.
@@ -138,20 +169,7 @@ async fn a_full_disk_refuses_writes_with_507_and_they_work_again_when_space_retu
         assert!(Instant::now() < deadline, "still not ready 5 s after space returned: {ready}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created)), &[]).await.unwrap();
-        if status == 201 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "writes still refused 5 s after space returned: {status} {body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    for n in 1..=30 {
-        let (status, body) =
-            http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created + n)), &[]).await.unwrap();
-        assert_eq!(status, 201, "write {n} after the fault: {body}");
-    }
+    writes_work_again(&http, &admin, &pet, created).await;
     assert!(server.terminate(), "a clean stop");
 }
 
@@ -446,15 +464,7 @@ async fn a_full_postgres_volume_refuses_writes_with_507_and_they_work_again_when
     let used: u64 = String::from_utf8_lossy(&used).lines().nth(1).unwrap().trim().parse().unwrap();
     volume.resize(&format!("{}", used + (1 << 20)));
 
-    let mut refused = None;
-    for n in 0..40_000 {
-        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(n)), &[]).await.unwrap();
-        if status != 201 {
-            refused = Some((n, status, body));
-            break;
-        }
-    }
-    let (created, status, body) = refused.expect("the volume filled up");
+    let (created, status, body) = fill_until_refused(&http, &admin, &pet).await;
     assert_eq!((status, body["code"].as_str()), (507, Some("insufficient_storage")), "{body}");
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pets")
         .fetch_one(&mut sqlx::PgConnection::connect(&url).await.unwrap())
@@ -469,20 +479,7 @@ async fn a_full_postgres_volume_refuses_writes_with_507_and_they_work_again_when
     assert_eq!(http.get("/api/v1/pets?limit=5", &admin).await.unwrap().0, 200, "reads go on");
 
     volume.resize("64m");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let (status, body) = http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created)), &[]).await.unwrap();
-        if status == 201 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "writes still refused 5 s after space returned: {status} {body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    for n in 1..=30 {
-        let (status, body) =
-            http.send("POST", "/api/v1/pets", Some(&admin), Some(&pet(created + n)), &[]).await.unwrap();
-        assert_eq!(status, 201, "write {n} after the fault: {body}");
-    }
+    writes_work_again(&http, &admin, &pet, created).await;
     readiness_becomes(&http, 200).await;
     assert!(server.terminate(), "a clean stop");
 }

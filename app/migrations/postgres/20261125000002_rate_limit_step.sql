@@ -31,12 +31,13 @@ BEGIN
         INSERT INTO rate_limit_usage VALUES (p_subject, 0, 0, 0, 0, 0, 0, 0) ON CONFLICT (subject) DO NOTHING;
         SELECT * INTO u FROM rate_limit_usage WHERE subject = p_subject FOR UPDATE;
     END IF;
-    -- The windows roll over.
-    IF u.minute_start <> p_now - p_now % 60 THEN
+    -- The windows roll over, forward only (a server whose clock is behind counts in
+    -- the window in progress).
+    IF u.minute_start < p_now - p_now % 60 THEN
         u.minute_start := p_now - p_now % 60;
         u.minute_count := 0;
     END IF;
-    IF u.day_start <> p_now - p_now % 86400 THEN
+    IF u.day_start < p_now - p_now % 86400 THEN
         u.day_start := p_now - p_now % 86400;
         u.day_count := 0;
     END IF;

@@ -157,7 +157,9 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
             let ran = write(&mut tx).await;
             answers.push(ran.answer);
             if !ran.intact {
-                return Err(AppError::internal("queued writes", "a savepoint could not be closed; all rolled back"));
+                // The connection failed under the batch (on PostgreSQL: it dropped): all is
+                // rolled back, and each caller is told to retry.
+                return Err(AppError::unavailable("the store's connection failed; nothing was written"));
             }
         }
         tx.commit().await.map_err(failed)

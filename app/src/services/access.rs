@@ -275,7 +275,16 @@ impl Access {
             (Counting::Counted, _) | (_, Subject::FailedAuth(_)) => self.limiter.check(&subject.id(), limits).await,
             (Counting::BansOnly, _) => self.limiter.peek(&subject.id(), limits).await,
         }
-        .map_err(|error| Box::new(Refused { error, window: None, key_id }))?;
+        .map_err(|error| {
+            // The shared counters could not be stored (their database's volume is
+            // full): a read is not refused as if it wrote, but told to retry.
+            let error = if error.code == ErrorCode::InsufficientStorage {
+                AppError::unavailable("the store cannot count requests right now (its storage is full); retry shortly")
+            } else {
+                error
+            };
+            Box::new(Refused { error, window: None, key_id })
+        })?;
         let what = if matches!(subject, Subject::FailedAuth(_)) {
             "requests with a key that does not work"
         } else {

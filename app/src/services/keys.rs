@@ -70,7 +70,10 @@ pub fn hash(key: &str) -> [u8; 32] {
 pub fn prefix_of(presented: &str) -> Option<&str> {
     let rest = presented.strip_prefix(KEY_TAG)?.strip_prefix('_')?;
     let (prefix, secret) = rest.split_once('_')?;
-    (!prefix.is_empty() && !secret.is_empty()).then_some(prefix)
+    // Hex, as `insert` makes them: anything else (a NUL, which PostgreSQL refuses in
+    // text) is no key of this store, without a look-up.
+    let hex = !prefix.is_empty() && prefix.len() <= 32 && prefix.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && !secret.is_empty()).then_some(prefix)
 }
 
 fn random_bytes<const N: usize>() -> AppResult<[u8; N]> {

@@ -24,16 +24,23 @@ pub(super) const START_LOCK: i64 = 0x6f6e_6365;
 /// Connects to the database at `url` and applies any pending migration (sqlx holds
 /// an advisory lock meanwhile, so servers starting together migrate once).
 pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Error> {
-    let options = PgConnectOptions::from_str(url)?.options([(
-        "synchronous_commit",
-        match durability {
-            // The server's default: a commit is acknowledged once it is on disk.
-            Durability::Full => "on",
-            // Acknowledged before: a crash of the database server may lose the last
-            // commits (never its consistency).
-            Durability::Normal => "off",
-        },
-    )]);
+    let options = PgConnectOptions::from_str(url)?.options([
+        (
+            "synchronous_commit",
+            match durability {
+                // The server's default: a commit is acknowledged once it is on disk.
+                Durability::Full => "on",
+                // Acknowledged before: a crash of the database server may lose the last
+                // commits (never its consistency).
+                Durability::Normal => "off",
+            },
+        ),
+        // A server that stalls inside a transaction (paused, partitioned) must not hold
+        // the store's write lock for every other server: PostgreSQL ends it. No write
+        // of the store idles that long (requests end at 30 s, and none waits inside
+        // its transaction for anything but the database).
+        ("idle_in_transaction_session_timeout", "15s"),
+    ]);
     let pool = PgPoolOptions::new()
         .max_connections(16)
         // A request waits no longer for a connection than a writer for the lock: an
