@@ -28,13 +28,6 @@ impl Engine {
             ))
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Sqlite => "sqlite",
-            Engine::Postgres => "postgres",
-        }
-    }
 }
 
 /// The URL's scheme only: the rest may hold a password.

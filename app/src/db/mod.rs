@@ -141,15 +141,26 @@ impl Db {
     /// one server): for what servers starting together must do once, such as loading
     /// the demo catalog into an empty store or creating its first admin key.
     pub async fn alone<T>(&self, work: impl std::future::Future<Output = AppResult<T>>) -> AppResult<T> {
+        /// The connection holding the lock: closed rather than pooled unless the lock
+        /// was released, so that work which panics or is dropped frees it too.
+        struct Held(Option<sqlx::pool::PoolConnection<sqlx::Postgres>>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                if let Some(conn) = self.0.take() {
+                    drop(conn.detach());
+                }
+            }
+        }
         let Pool::Postgres(pool) = self.pool() else { return work.await };
-        let mut conn = pool.acquire().await?;
-        sqlx::query("SELECT pg_advisory_lock($1)").bind(postgres::START_LOCK).execute(&mut *conn).await?;
+        let mut held = Held(Some(pool.acquire().await?));
+        let conn = held.0.as_mut().expect("just acquired");
+        sqlx::query("SELECT pg_advisory_lock($1)").bind(postgres::START_LOCK).execute(&mut **conn).await?;
         let done = work.await;
-        let unlocked =
-            sqlx::query("SELECT pg_advisory_unlock($1)").bind(postgres::START_LOCK).execute(&mut *conn).await;
-        if unlocked.is_err() {
-            // Never back in the pool still holding the lock.
-            conn.detach();
+        let conn = held.0.as_mut().expect("still held");
+        let unlock = sqlx::query("SELECT pg_advisory_unlock($1)").bind(postgres::START_LOCK);
+        if unlock.execute(&mut **conn).await.is_ok() {
+            // Released: back to the pool.
+            held.0.take();
         }
         done
     }

@@ -104,7 +104,7 @@ fn phrase(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "\"\""))
 }
 
-/// A LIKE pattern for names containing `text`: its own `%`, `_` and `\\` are text
+/// A LIKE pattern for names containing `text`: its own `%`, `_` and `\` are text
 /// (backslash is PostgreSQL's default LIKE escape).
 fn like_contains(text: &str) -> String {
     let mut pattern = String::with_capacity(text.len() + 2);
