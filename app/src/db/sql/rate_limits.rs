@@ -53,37 +53,50 @@ pub async fn save(conn: &mut Conn, subject: &str, u: &Usage) -> AppResult<()> {
 
 const USAGE_COLUMNS: &str = "minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until";
 
-/// Counts one request of `subject` in the shared counters (several servers over
-/// PostgreSQL): the database's `rate_limit_step` (migration
-/// `20261125000002_rate_limit_step.sql`, [`Usage::step`] in PL/pgSQL) decides with the
+/// Counts `count` requests of `subject` in a row in the shared counters (several
+/// servers over PostgreSQL): the database's `rate_limit_steps` (migration
+/// `20261125000003_rate_limit_steps.sql`, [`Usage::step`] in PL/pgSQL) decides with the
 /// subject's row locked while it runs, so that the servers' requests of one subject
 /// are decided one after another. Not the store's write lock: counting never waits
-/// for a catalog write. Returns the outcome and the counters after it.
-pub async fn step(db: &Db, subject: &str, now: i64, limits: Limits, bans: BanPolicy) -> AppResult<(Outcome, Usage)> {
+/// for a catalog write. Returns, per request in order, the outcome and the counters
+/// after it.
+pub async fn steps(
+    db: &Db,
+    subject: &str,
+    now: i64,
+    limits: Limits,
+    bans: BanPolicy,
+    count: usize,
+) -> AppResult<Vec<(Outcome, Usage)>> {
     let crate::db::Pool::Postgres(pool) = db.pool() else {
         return Err(AppError::internal("rate limits", "shared counters are PostgreSQL's"));
     };
-    let (outcome, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until): (
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-    ) = sqlx::query_as("SELECT * FROM rate_limit_step($1, $2, $3, $4, $5, $6)")
+    type Row = (i64, i64, i64, i64, i64, i64, i64, i64);
+    let rows: Vec<Row> = sqlx::query_as("SELECT * FROM rate_limit_steps($1, $2, $3, $4, $5, $6, $7)")
         .bind(subject)
         .bind(now)
         .bind(i64::from(limits.per_minute))
         .bind(i64::from(limits.per_day))
         .bind(i64::from(bans.after_refusals))
         .bind(bans.seconds)
-        .fetch_one(pool)
+        .bind(i32::try_from(count).unwrap_or(i32::MAX))
+        .fetch_all(pool)
         .await?;
-    let usage =
-        Usage::counted(minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until);
-    Ok((Outcome::from_code(outcome), usage))
+    Ok(rows
+        .into_iter()
+        .map(|(outcome, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)| {
+            let usage = Usage::counted(
+                minute_start,
+                minute_count,
+                day_start,
+                day_count,
+                refusals,
+                refusals_until,
+                banned_until,
+            );
+            (Outcome::from_code(outcome), usage)
+        })
+        .collect())
 }
 
 /// A subject's counters as saved, if any.
@@ -106,14 +119,14 @@ pub async fn banned_now(db: &Db, now: i64) -> AppResult<usize> {
 mod tests {
     use super::*;
 
-    /// PostgreSQL's `rate_limit_step` and the Rust rule ([`Usage::step`]) decide alike
+    /// PostgreSQL's `rate_limit_steps` and the Rust rule ([`Usage::step`]) decide alike
     /// and leave the same counters.
     #[tokio::test]
     async fn the_sql_rule_is_the_rust_rule() {
         let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
-        crate::services::limits::assert_transcribes_the_rule(1_795_428_000, |subject, now, limits, bans| {
+        crate::services::limits::assert_transcribes_the_rule(1_795_428_000, |subject, now, limits, bans, count| {
             let db = db.clone();
-            async move { step(&db, &subject, now, limits, bans).await.unwrap() }
+            async move { steps(&db, &subject, now, limits, bans, count).await.unwrap() }
         })
         .await;
     }

@@ -9,12 +9,14 @@
 //! - Several servers (PostgreSQL): shared, so that the limits are exact across them: in
 //!   Redis when one is configured (one round trip: `redis`), else in PostgreSQL (the
 //!   subject's row locked for the decision). While Redis is unreachable the servers
-//!   count in PostgreSQL, and go back to Redis once it answers again.
+//!   count in PostgreSQL, and go back to Redis once it answers again. A busy subject's
+//!   requests are counted in rounds, many in one round trip (`shared`).
 //!
 //! The rule itself ([`Usage::step`]) is the same code everywhere; Redis runs a Lua
 //! transcription of it, which a test holds to this one.
 
 pub mod redis;
+mod shared;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,7 +133,7 @@ impl Usage {
     /// The rule: counts one request at `now` if both windows have room; otherwise
     /// counts a refusal, and bans once a window has seen `bans.after_refusals` of them.
     /// (`redis::STEP` is this function in Lua and the PostgreSQL migration
-    /// `20261125000002_rate_limit_step.sql` in PL/pgSQL: change all three.)
+    /// `20261125000003_rate_limit_steps.sql` in PL/pgSQL: change all three.)
     pub fn step(&mut self, now: i64, limits: Limits, bans: BanPolicy) -> Outcome {
         self.roll(now);
         if self.banned_until > now {
@@ -243,14 +245,9 @@ pub struct RateLimiter {
     clock: Clock,
     bans: BanPolicy,
     /// Where several servers keep their counters together; `None` on SQLite.
-    shared: Option<Shared>,
+    shared: Option<Arc<shared::Shared>>,
     /// One flush at a time: the last one at shutdown waits for a running one to finish.
     flushing: tokio::sync::Mutex<()>,
-}
-
-struct Shared {
-    db: Db,
-    redis: Option<redis::Counters>,
 }
 
 impl RateLimiter {
@@ -281,7 +278,7 @@ impl RateLimiter {
             }
             (Engine::Postgres, redis_url) => {
                 let redis = redis_url.map(redis::Counters::open).transpose()?;
-                limiter.shared = Some(Shared { db: db.clone(), redis });
+                limiter.shared = Some(Arc::new(shared::Shared::new(db.clone(), redis)));
             }
         }
         Ok(limiter)
@@ -290,14 +287,8 @@ impl RateLimiter {
     /// Counts one request of `subject` if both windows have room. Fails only when the
     /// shared counters cannot be reached (the database is down).
     pub async fn check(&self, subject: &str, limits: Limits) -> AppResult<Verdict> {
-        let now = self.clock.now();
-        let Some(shared) = &self.shared else { return Ok(self.check_here(subject, limits, now)) };
-        if let Some(redis) = &shared.redis
-            && let Some((outcome, usage)) = redis.step(subject, now, limits, self.bans).await
-        {
-            return Ok(usage.verdict(outcome, now, limits));
-        }
-        let (outcome, usage) = sql::rate_limits::step(&shared.db, subject, now, limits, self.bans).await?;
+        let Some(shared) = &self.shared else { return Ok(self.check_here(subject, limits, self.clock.now())) };
+        let (outcome, usage, now) = shared.count(subject, limits, &self.clock, self.bans).await?;
         Ok(usage.verdict(outcome, now, limits))
     }
 
@@ -434,13 +425,14 @@ impl RateLimiter {
 
 /// Holds a transcription of the rule (Redis's Lua, PostgreSQL's PL/pgSQL) to
 /// [`Usage::step`]: random limits, bans and times, step after step, the same outcome
-/// and the same counters. `step` counts one request of a subject in the transcription;
-/// `start` is the first time (Redis expires counters by the real clock).
+/// and the same counters. `steps` counts a number of requests of a subject in a row in
+/// the transcription (a round: `shared`); `start` is the first time (Redis expires
+/// counters by the real clock).
 #[cfg(test)]
-pub(crate) async fn assert_transcribes_the_rule<F, Fut>(start: i64, mut step: F)
+pub(crate) async fn assert_transcribes_the_rule<F, Fut>(start: i64, mut steps: F)
 where
-    F: FnMut(String, i64, Limits, BanPolicy) -> Fut,
-    Fut: std::future::Future<Output = (Outcome, Usage)>,
+    F: FnMut(String, i64, Limits, BanPolicy, usize) -> Fut,
+    Fut: std::future::Future<Output = Vec<(Outcome, Usage)>>,
 {
     // xorshift: a failing seed can be replayed.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -456,14 +448,18 @@ where
         let bans = BanPolicy { after_refusals: 1 + below(3) as u32, seconds: 30 + below(600) as i64 };
         let mut now = start + below(86_400) as i64;
         let mut rust = Usage::default();
-        for n in 0..60 {
+        for n in 0..40 {
             now += [0, 0, 1, 7, 45, 61, 900, 40_000][below(8) as usize];
-            let expected = rust.step(now, limits, bans);
-            let (outcome, usage) = step(subject.clone(), now, limits, bans).await;
-            let context = format!("run {run} step {n}: {limits:?} {bans:?} at {now}");
-            assert_eq!(outcome, expected, "{context}");
-            if expected != (Outcome::Banned { new: false }) {
-                assert!(usage.same_counts(&rust), "{context}: {usage:?} against {rust:?}");
+            let count = [1, 1, 2, 3, 8][below(5) as usize];
+            let answers = steps(subject.clone(), now, limits, bans, count).await;
+            assert_eq!(answers.len(), count, "run {run} round {n}: one answer per request");
+            for (i, (outcome, usage)) in answers.into_iter().enumerate() {
+                let expected = rust.step(now, limits, bans);
+                let context = format!("run {run} round {n} request {i} of {count}: {limits:?} {bans:?} at {now}");
+                assert_eq!(outcome, expected, "{context}");
+                if expected != (Outcome::Banned { new: false }) {
+                    assert!(usage.same_counts(&rust), "{context}: {usage:?} against {rust:?}");
+                }
             }
         }
     }

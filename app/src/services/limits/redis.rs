@@ -18,50 +18,61 @@ use super::{BanPolicy, DAY, Outcome, Usage};
 use crate::error::{AppError, AppResult};
 use crate::model::Limits;
 
-/// [`Usage::step`] in Lua: change it with the Rust rule and the SQL one
-/// (`the_lua_rule_is_the_rust_rule` holds them to each other). KEYS[1] is the subject's hash, KEYS[2] the set of bans (scored by
-/// their end); ARGV: now, per minute, per day, refusals before a ban, ban seconds.
-/// Answers the outcome (0 allowed, 1 limited, 2 banned, 3 banned now) and the
-/// counters after it.
+/// [`Usage::step`] in Lua, applied ARGV[6] times in a row (the requests of a subject
+/// that arrived while the server's previous round trip for it ran): change it with the
+/// Rust rule and the SQL one (`the_lua_rule_is_the_rust_rule` holds them to each
+/// other). KEYS[1] is the subject's hash, KEYS[2] the set of bans (scored by their end);
+/// ARGV: now, per minute, per day, refusals before a ban, ban seconds, requests.
+/// Answers, per request in order, the outcome (0 allowed, 1 limited, 2 banned, 3 banned
+/// now) and the counters after it: eight numbers each.
 const STEP: &str = r"
 local now = tonumber(ARGV[1])
 local per_minute, per_day = tonumber(ARGV[2]), tonumber(ARGV[3])
 local after_refusals, ban_seconds = tonumber(ARGV[4]), tonumber(ARGV[5])
+local count = tonumber(ARGV[6])
 local f = redis.call('HMGET', KEYS[1], 'ms', 'mc', 'ds', 'dc', 'r', 'ru', 'bu')
 local ms, mc, ds, dc = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4]) or 0
 local r, ru, bu = tonumber(f[5]) or 0, tonumber(f[6]) or 0, tonumber(f[7]) or 0
-local minute = now - now % 60
-if ms < minute then ms = minute; mc = 0 end
-local day = now - now % 86400
-if ds < day then ds = day; dc = 0 end
-local outcome
-if bu > now then
-  outcome = 2
-else
-  local minute_left = math.max(per_minute - mc, 0)
-  local day_left = math.max(per_day - dc, 0)
-  if minute_left > 0 and day_left > 0 then
-    mc = mc + 1
-    dc = dc + 1
-    outcome = 0
+local answers = {}
+local changed = false
+for _ = 1, count do
+  local minute = now - now % 60
+  if ms < minute then ms = minute; mc = 0 end
+  local day = now - now % 86400
+  if ds < day then ds = day; dc = 0 end
+  local outcome
+  if bu > now then
+    outcome = 2
   else
-    local blocked_until = 0
-    if minute_left == 0 then blocked_until = ms + 60 end
-    if day_left == 0 then blocked_until = math.max(blocked_until, ds + 86400) end
-    if ru ~= blocked_until then r = 0; ru = blocked_until end
-    if r >= after_refusals then
-      bu = now + ban_seconds
-      redis.call('ZADD', KEYS[2], bu, KEYS[1])
-      outcome = 3
+    changed = true
+    local minute_left = math.max(per_minute - mc, 0)
+    local day_left = math.max(per_day - dc, 0)
+    if minute_left > 0 and day_left > 0 then
+      mc = mc + 1
+      dc = dc + 1
+      outcome = 0
     else
-      r = r + 1
-      outcome = 1
+      local blocked_until = 0
+      if minute_left == 0 then blocked_until = ms + 60 end
+      if day_left == 0 then blocked_until = math.max(blocked_until, ds + 86400) end
+      if ru ~= blocked_until then r = 0; ru = blocked_until end
+      if r >= after_refusals then
+        bu = now + ban_seconds
+        redis.call('ZADD', KEYS[2], bu, KEYS[1])
+        outcome = 3
+      else
+        r = r + 1
+        outcome = 1
+      end
     end
   end
+  for _, v in ipairs({outcome, ms, mc, ds, dc, r, ru, bu}) do answers[#answers + 1] = v end
+end
+if changed then
   redis.call('HSET', KEYS[1], 'ms', ms, 'mc', mc, 'ds', ds, 'dc', dc, 'r', r, 'ru', ru, 'bu', bu)
   redis.call('EXPIREAT', KEYS[1], math.max(ds + 86400, bu) + 60)
 end
-return {outcome, ms, mc, ds, dc, r, ru, bu}
+return answers
 ";
 
 /// The set of running bans (members: the subjects' hashes).
@@ -96,8 +107,16 @@ impl Counters {
         self.up.load(Ordering::Acquire)
     }
 
-    /// Counts one request of `subject`; `None` while Redis is down.
-    pub async fn step(&self, subject: &str, now: i64, limits: Limits, bans: BanPolicy) -> Option<(Outcome, Usage)> {
+    /// Counts `count` requests of `subject` in a row (see `STEP`): per request, what
+    /// the rule decided and the counters after it; `None` while Redis is down.
+    pub async fn steps(
+        &self,
+        subject: &str,
+        now: i64,
+        limits: Limits,
+        bans: BanPolicy,
+        count: usize,
+    ) -> Option<Vec<(Outcome, Usage)>> {
         if !self.is_up() {
             return None;
         }
@@ -112,19 +131,25 @@ impl Counters {
             .arg(limits.per_day)
             .arg(bans.after_refusals)
             .arg(bans.seconds)
+            .arg(count)
             .invoke_async(&mut connection)
             .await;
         metrics::histogram!("petstore_redis_seconds").record(started.elapsed().as_secs_f64());
-        match answer.as_deref() {
-            Ok([outcome, counters @ ..]) if counters.len() == 7 => {
-                Some((Outcome::from_code(*outcome), usage(counters)))
-            }
+        match answer {
+            Ok(numbers) if numbers.len() == 8 * count => Some(
+                numbers
+                    .as_chunks::<8>()
+                    .0
+                    .iter()
+                    .map(|[outcome, counters @ ..]| (Outcome::from_code(*outcome), usage(counters)))
+                    .collect(),
+            ),
             Ok(other) => {
                 self.went_down(&format!("the script answered {other:?}"));
                 None
             }
             Err(err) => {
-                self.went_down(err);
+                self.went_down(&err);
                 None
             }
         }
@@ -226,9 +251,9 @@ mod tests {
         let redis = Counters::open(&url).unwrap();
         // From the real time on: Redis expires the counters by it.
         let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-        super::super::assert_transcribes_the_rule(real as i64, |subject, now, limits, bans| {
+        super::super::assert_transcribes_the_rule(real as i64, |subject, now, limits, bans, count| {
             let redis = redis.clone();
-            async move { redis.step(&subject, now, limits, bans).await.expect("Redis answers") }
+            async move { redis.steps(&subject, now, limits, bans, count).await.expect("Redis answers") }
         })
         .await;
     }

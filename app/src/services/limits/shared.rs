@@ -1,0 +1,207 @@
+//! The counters several servers share (PostgreSQL, or Redis in front of it), counted in
+//! rounds: while a server's round trip for a subject runs, that subject's next requests
+//! wait together, and the next round counts them all in one statement (one Lua script
+//! or one `rate_limit_steps` call), one after another as if they had come one at a
+//! time. A busy key thus costs a round trip per round, not per request, and stays
+//! exact: every decision is still taken by the shared store, with the subject locked.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use tokio::sync::oneshot;
+
+use super::{BanPolicy, Outcome, Usage, redis};
+use crate::db::{Db, sql};
+use crate::error::{AppError, AppResult};
+use crate::model::Limits;
+use crate::services::clock::Clock;
+
+/// The most requests one round counts (the rest wait for the next): bounds a statement.
+const MOST_PER_ROUND: usize = 512;
+
+/// What one request is told: the rule's outcome, the counters after it, and the time
+/// it was counted at.
+pub(super) type Counted = AppResult<(Outcome, Usage, i64)>;
+
+pub(super) struct Shared {
+    pub(super) db: Db,
+    pub(super) redis: Option<redis::Counters>,
+    /// Per subject with a round running: the requests waiting for the next one. A
+    /// subject is here exactly while its rounds run.
+    waiting: DashMap<String, Waiting>,
+}
+
+struct Waiting {
+    /// The newest request's limits (a plan changed a moment ago applies to the round).
+    limits: Limits,
+    requests: Vec<oneshot::Sender<Counted>>,
+}
+
+impl Shared {
+    pub(super) fn new(db: Db, redis: Option<redis::Counters>) -> Shared {
+        Shared { db, redis, waiting: DashMap::new() }
+    }
+
+    /// Counts one request of `subject`, in the next round for it.
+    pub(super) async fn count(
+        self: &Arc<Self>,
+        subject: &str,
+        limits: Limits,
+        clock: &Clock,
+        bans: BanPolicy,
+    ) -> Counted {
+        let (answer, told) = oneshot::channel();
+        let first = match self.waiting.get_mut(subject) {
+            Some(mut waiting) => {
+                waiting.limits = limits;
+                waiting.requests.push(answer);
+                false
+            }
+            None => {
+                // Two first requests at once: the entry API decides which one runs.
+                let mut fresh = false;
+                self.waiting
+                    .entry(subject.to_owned())
+                    .and_modify(|waiting| {
+                        waiting.limits = limits;
+                    })
+                    .or_insert_with(|| {
+                        fresh = true;
+                        Waiting { limits, requests: Vec::new() }
+                    })
+                    .requests
+                    .push(answer);
+                fresh
+            }
+        };
+        if first {
+            // A task of its own: a request that goes away (its client hung up) must not
+            // take the round of the others with it.
+            let rounds = Rounds { shared: self.clone(), subject: subject.to_owned(), done: false };
+            tokio::spawn(rounds.run(clock.clone(), bans));
+        }
+        told.await.unwrap_or_else(|_| Err(AppError::internal("rate limits", "the counting round ended early")))
+    }
+
+    /// `count` requests of `subject` in a row, in Redis if it answers, else in
+    /// PostgreSQL.
+    async fn steps(
+        &self,
+        subject: &str,
+        now: i64,
+        limits: Limits,
+        bans: BanPolicy,
+        count: usize,
+    ) -> AppResult<Vec<(Outcome, Usage)>> {
+        if let Some(redis) = &self.redis
+            && let Some(counted) = redis.steps(subject, now, limits, bans, count).await
+        {
+            return Ok(counted);
+        }
+        sql::rate_limits::steps(&self.db, subject, now, limits, bans, count).await
+    }
+}
+
+/// The rounds of one subject, until none is waiting. Dropped before that (a panic, the
+/// runtime shutting down), it lets the subject go, so the waiting requests are told
+/// and the next one starts rounds again.
+struct Rounds {
+    shared: Arc<Shared>,
+    subject: String,
+    done: bool,
+}
+
+impl Rounds {
+    async fn run(mut self, clock: Clock, bans: BanPolicy) {
+        loop {
+            // None waiting: the subject's rounds end (atomically with the check, so a
+            // request arriving now starts new ones).
+            if self.shared.waiting.remove_if(&self.subject, |_, waiting| waiting.requests.is_empty()).is_some() {
+                self.done = true;
+                return;
+            }
+            let (limits, requests) = {
+                let Some(mut waiting) = self.shared.waiting.get_mut(&self.subject) else { return };
+                let take = waiting.requests.len().min(MOST_PER_ROUND);
+                (waiting.limits, waiting.requests.drain(..take).collect::<Vec<_>>())
+            };
+            let now = clock.now();
+            match self.shared.steps(&self.subject, now, limits, bans, requests.len()).await {
+                Ok(counted) if counted.len() == requests.len() => {
+                    for (answer, (outcome, usage)) in requests.into_iter().zip(counted) {
+                        let _gone = answer.send(Ok((outcome, usage, now)));
+                    }
+                }
+                Ok(counted) => {
+                    let err = AppError::internal(
+                        "rate limits",
+                        format!("{} requests counted, {} answers", requests.len(), counted.len()),
+                    );
+                    tell_all(requests, &err);
+                }
+                Err(err) => tell_all(requests, &err),
+            }
+        }
+    }
+}
+
+fn tell_all(requests: Vec<oneshot::Sender<Counted>>, err: &AppError) {
+    for answer in requests {
+        let _gone = answer.send(Err(err.clone()));
+    }
+}
+
+impl Drop for Rounds {
+    fn drop(&mut self) {
+        if !self.done {
+            self.shared.waiting.remove(&self.subject);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::AtomicI64;
+
+    use super::super::{RateLimiter, Verdict};
+    use super::*;
+
+    /// 200 requests of one subject at once, counted in rounds by one server: exactly the
+    /// minute's 60 allowed, each told its own place (remaining 59 down to 0, once each),
+    /// then the 10 refusals before the ban, then the ban. In PostgreSQL, and in Redis.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_round_decides_its_requests_one_after_another() {
+        let redis = std::env::var("PETSTORE_TEST_REDIS")
+            .unwrap_or_else(|_| panic!("PETSTORE_TEST_REDIS is not set: run through scripts/with-databases.sh"));
+        let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
+        for redis in [None, Some(redis.as_str())] {
+            // The real time: Redis expires counters by it. A fixed one, so that the
+            // requests share a minute.
+            let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+            let clock = Clock::manual(Arc::new(AtomicI64::new(real as i64)));
+            let limiter = Arc::new(RateLimiter::open(clock, BanPolicy::default(), &db, redis).await.unwrap());
+            let subject = format!("rounds:{}:{}", std::process::id(), redis.is_some());
+            let free = Limits { per_minute: 60, per_day: 1_000 };
+            let requests: Vec<_> = (0..200)
+                .map(|_| {
+                    let (limiter, subject) = (limiter.clone(), subject.clone());
+                    tokio::spawn(async move { limiter.check(&subject, free).await.unwrap() })
+                })
+                .collect();
+            let mut allowed_remaining = BTreeMap::new();
+            let (mut limited, mut banned) = (0, 0);
+            for request in requests {
+                match request.await.unwrap() {
+                    Verdict::Allowed(window) => *allowed_remaining.entry(window.remaining).or_insert(0) += 1,
+                    Verdict::Limited { .. } => limited += 1,
+                    Verdict::Banned { .. } => banned += 1,
+                }
+            }
+            let once_each: BTreeMap<u32, i32> = (0..60).map(|remaining| (remaining, 1)).collect();
+            assert_eq!(allowed_remaining, once_each, "redis: {redis:?}");
+            assert_eq!((limited, banned), (10, 130), "redis: {redis:?}");
+            assert!(limiter.shared.as_ref().unwrap().waiting.is_empty(), "the subject's rounds ended");
+        }
+    }
+}
