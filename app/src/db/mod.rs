@@ -13,7 +13,7 @@
 pub mod copy;
 mod engine;
 mod health;
-mod postgres;
+pub(crate) mod postgres;
 mod queue;
 pub(crate) mod sql;
 pub(crate) mod sqlite;

@@ -47,13 +47,31 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
         // unreachable database is answered with 503 in seconds, not at the request's
         // timeout.
         .acquire_timeout(BUSY_TIMEOUT)
-        // Connections the database server closed (a restart) are found before use.
-        .test_before_acquire(true)
+        // No ping before each use (a round trip per query): sqlx pings every
+        // connection as it comes back to the pool, so one broken during its use is
+        // closed then. One the database server closed while it sat idle (a restart)
+        // fails its next query once (503) and is closed.
+        .test_before_acquire(false)
         .idle_timeout(Duration::from_secs(600))
         .connect_with(options)
         .await?;
     MIGRATOR.run(&pool).await?;
     Ok(pool)
+}
+
+/// The connections that count requests against the shared rate limits (a few beside
+/// `store`'s, to the same database): their commits do not wait for the write-ahead log
+/// to reach the disk, so a crash of the database server may forget the last fraction
+/// of a second of counting (as a SQLite server's crash forgets up to a second), and a
+/// busy key's counting never waits for a disk flush.
+pub fn counters_pool(store: &Pool) -> Pool {
+    let options = (*store.connect_options()).clone().options([("synchronous_commit", "off")]);
+    PgPoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(BUSY_TIMEOUT)
+        .test_before_acquire(false)
+        .idle_timeout(Duration::from_secs(600))
+        .connect_lazy_with(options)
 }
 
 /// A write transaction holding the store's write lock from its start, as a SQLite

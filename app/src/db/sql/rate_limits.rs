@@ -2,7 +2,7 @@
 
 use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::model::Limits;
 use crate::services::limits::{BanPolicy, DAY, Outcome, Usage};
 
@@ -61,16 +61,13 @@ const USAGE_COLUMNS: &str = "minute_start, minute_count, day_start, day_count, r
 /// for a catalog write. Returns, per request in order, the outcome and the counters
 /// after it.
 pub async fn steps(
-    db: &Db,
+    pool: &sqlx::PgPool,
     subject: &str,
     now: i64,
     limits: Limits,
     bans: BanPolicy,
     count: usize,
 ) -> AppResult<Vec<(Outcome, Usage)>> {
-    let crate::db::Pool::Postgres(pool) = db.pool() else {
-        return Err(AppError::internal("rate limits", "shared counters are PostgreSQL's"));
-    };
     type Row = (i64, i64, i64, i64, i64, i64, i64, i64);
     let rows: Vec<Row> = sqlx::query_as("SELECT * FROM rate_limit_steps($1, $2, $3, $4, $5, $6, $7)")
         .bind(subject)
@@ -99,6 +96,39 @@ pub async fn steps(
         .collect())
 }
 
+/// Replaces a subject's counters by `after` if they still are `before` (the counters
+/// after this server's last round): the rule ran in this server (the same
+/// [`Usage::step`]), and the compare makes it exact, since another server's round
+/// changes them (none of its changes can be undone: counts, windows and refusal
+/// deadlines only move forward within the row). `false`: counted elsewhere meanwhile,
+/// or no row yet; count with [`steps`] instead.
+pub async fn swap(pool: &sqlx::PgPool, subject: &str, before: &Usage, after: &Usage) -> AppResult<bool> {
+    let swapped = sqlx::query(
+        "UPDATE rate_limit_usage SET minute_start = $9, minute_count = $10, day_start = $11, day_count = $12,
+                refusals = $13, refusals_until = $14, banned_until = $15
+         WHERE subject = $1 AND (minute_start, minute_count, day_start, day_count, refusals, refusals_until,
+                banned_until) = ($2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(subject)
+    .bind(before.minute_start)
+    .bind(before.minute_count)
+    .bind(before.day_start)
+    .bind(before.day_count)
+    .bind(before.refusals)
+    .bind(before.refusals_until)
+    .bind(before.banned_until)
+    .bind(after.minute_start)
+    .bind(after.minute_count)
+    .bind(after.day_start)
+    .bind(after.day_count)
+    .bind(after.refusals)
+    .bind(after.refusals_until)
+    .bind(after.banned_until)
+    .execute(pool)
+    .await?;
+    Ok(swapped.rows_affected() == 1)
+}
+
 /// A subject's counters as saved, if any.
 pub async fn read(db: &Db, subject: &str) -> AppResult<Option<Usage>> {
     let sql = format!("SELECT {USAGE_COLUMNS} FROM rate_limit_usage WHERE subject = $1");
@@ -124,9 +154,10 @@ mod tests {
     #[tokio::test]
     async fn the_sql_rule_is_the_rust_rule() {
         let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
+        let crate::db::Pool::Postgres(pool) = db.pool() else { unreachable!("a PostgreSQL database") };
         crate::services::limits::assert_transcribes_the_rule(1_795_428_000, |subject, now, limits, bans, count| {
-            let db = db.clone();
-            async move { steps(&db, &subject, now, limits, bans, count).await.unwrap() }
+            let pool = pool.clone();
+            async move { steps(&pool, &subject, now, limits, bans, count).await.unwrap() }
         })
         .await;
     }

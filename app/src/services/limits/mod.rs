@@ -278,7 +278,9 @@ impl RateLimiter {
             }
             (Engine::Postgres, redis_url) => {
                 let redis = redis_url.map(redis::Counters::open).transpose()?;
-                limiter.shared = Some(Arc::new(shared::Shared::new(db.clone(), redis)));
+                let crate::db::Pool::Postgres(store) = db.pool() else { unreachable!("a PostgreSQL store") };
+                let counting = crate::db::postgres::counters_pool(store);
+                limiter.shared = Some(Arc::new(shared::Shared::new(db.clone(), counting, redis)));
             }
         }
         Ok(limiter)

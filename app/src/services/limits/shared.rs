@@ -3,7 +3,14 @@
 //! wait together, and the next round counts them all in one statement (one Lua script
 //! or one `rate_limit_steps` call), one after another as if they had come one at a
 //! time. A busy key thus costs a round trip per round, not per request, and stays
-//! exact: every decision is still taken by the shared store, with the subject locked.
+//! exact: every decision is taken with the subject's counters locked in the shared
+//! store, or on counters the store confirms unchanged.
+//!
+//! In PostgreSQL a round after another of the same server applies the rule here, to
+//! the counters the last round left, and stores the result only if they are still
+//! those (`sql::rate_limits::swap`, one plain UPDATE, a third of the database's work
+//! of the rule in PL/pgSQL); if another server counted meanwhile, the round is
+//! counted by `rate_limit_steps` instead.
 
 use std::sync::Arc;
 
@@ -25,6 +32,8 @@ pub(super) type Counted = AppResult<(Outcome, Usage, i64)>;
 
 pub(super) struct Shared {
     pub(super) db: Db,
+    /// The connections that count ([`crate::db::postgres::counters_pool`]).
+    counting: sqlx::PgPool,
     pub(super) redis: Option<redis::Counters>,
     /// Per subject with a round running: the requests waiting for the next one. A
     /// subject is here exactly while its rounds run.
@@ -38,8 +47,8 @@ struct Waiting {
 }
 
 impl Shared {
-    pub(super) fn new(db: Db, redis: Option<redis::Counters>) -> Shared {
-        Shared { db, redis, waiting: DashMap::new() }
+    pub(super) fn new(db: Db, counting: sqlx::PgPool, redis: Option<redis::Counters>) -> Shared {
+        Shared { db, counting, redis, waiting: DashMap::new() }
     }
 
     /// Counts one request of `subject`, in the next round for it.
@@ -84,7 +93,8 @@ impl Shared {
     }
 
     /// `count` requests of `subject` in a row, in Redis if it answers, else in
-    /// PostgreSQL.
+    /// PostgreSQL. `known`: the counters this server's last round of the subject left
+    /// in PostgreSQL, if any; updated to those this round leaves there.
     async fn steps(
         &self,
         subject: &str,
@@ -92,13 +102,28 @@ impl Shared {
         limits: Limits,
         bans: BanPolicy,
         count: usize,
+        known: &mut Option<Usage>,
     ) -> AppResult<Vec<(Outcome, Usage)>> {
         if let Some(redis) = &self.redis
             && let Some(counted) = redis.steps(subject, now, limits, bans, count).await
         {
+            *known = None;
+            metrics::counter!("petstore_rate_limit_rounds_total", "how" => "redis").increment(1);
             return Ok(counted);
         }
-        sql::rate_limits::steps(&self.db, subject, now, limits, bans, count).await
+        if let Some(before) = known.take() {
+            let mut after = before;
+            let counted: Vec<_> = (0..count).map(|_| (after.step(now, limits, bans), after)).collect();
+            if sql::rate_limits::swap(&self.counting, subject, &before, &after).await? {
+                *known = Some(after);
+                metrics::counter!("petstore_rate_limit_rounds_total", "how" => "swap").increment(1);
+                return Ok(counted);
+            }
+        }
+        metrics::counter!("petstore_rate_limit_rounds_total", "how" => "locked").increment(1);
+        let counted = sql::rate_limits::steps(&self.counting, subject, now, limits, bans, count).await?;
+        *known = counted.last().map(|(_, usage)| *usage);
+        Ok(counted)
     }
 }
 
@@ -113,6 +138,7 @@ struct Rounds {
 
 impl Rounds {
     async fn run(mut self, clock: Clock, bans: BanPolicy) {
+        let mut known = None;
         loop {
             // None waiting: the subject's rounds end (atomically with the check, so a
             // request arriving now starts new ones).
@@ -126,7 +152,7 @@ impl Rounds {
                 (waiting.limits, waiting.requests.drain(..take).collect::<Vec<_>>())
             };
             let now = clock.now();
-            match self.shared.steps(&self.subject, now, limits, bans, requests.len()).await {
+            match self.shared.steps(&self.subject, now, limits, bans, requests.len(), &mut known).await {
                 Ok(counted) if counted.len() == requests.len() => {
                     for (answer, (outcome, usage)) in requests.into_iter().zip(counted) {
                         let _gone = answer.send(Ok((outcome, usage, now)));
@@ -167,41 +193,63 @@ mod tests {
     use super::super::{RateLimiter, Verdict};
     use super::*;
 
-    /// 200 requests of one subject at once, counted in rounds by one server: exactly the
-    /// minute's 60 allowed, each told its own place (remaining 59 down to 0, once each),
-    /// then the 10 refusals before the ban, then the ban. In PostgreSQL, and in Redis.
+    /// Sends `per_server` requests of one subject at once through each limiter, and
+    /// checks that exactly the minute's 60 were allowed, each told its own place
+    /// (remaining 59 down to 0, once each), then the 10 refusals before the ban, then
+    /// the ban.
+    async fn assert_exact(limiters: &[Arc<RateLimiter>], per_server: usize, context: &str) {
+        let subject = format!("rounds:{}:{context}", std::process::id());
+        let free = Limits { per_minute: 60, per_day: 1_000 };
+        let requests: Vec<_> = (0..per_server)
+            .flat_map(|_| limiters.iter().cloned())
+            .map(|limiter| {
+                let subject = subject.clone();
+                tokio::spawn(async move { limiter.check(&subject, free).await.unwrap() })
+            })
+            .collect();
+        let mut allowed_remaining = BTreeMap::new();
+        let (mut limited, mut banned) = (0, 0);
+        for request in requests {
+            match request.await.unwrap() {
+                Verdict::Allowed(window) => *allowed_remaining.entry(window.remaining).or_insert(0) += 1,
+                Verdict::Limited { .. } => limited += 1,
+                Verdict::Banned { .. } => banned += 1,
+            }
+        }
+        let once_each: BTreeMap<u32, i32> = (0..60).map(|remaining| (remaining, 1)).collect();
+        assert_eq!(allowed_remaining, once_each, "{context}");
+        assert_eq!((limited, banned), (10, per_server * limiters.len() - 70), "{context}");
+        for limiter in limiters {
+            assert!(limiter.shared.as_ref().unwrap().waiting.is_empty(), "{context}: the subject's rounds ended");
+        }
+    }
+
+    /// Limiters as `servers` servers of one store have, counting in Redis if given.
+    async fn servers(db: &Db, servers: usize, redis: Option<&str>) -> Vec<Arc<RateLimiter>> {
+        // The real time: Redis expires counters by it. A fixed one, so that the requests
+        // share a minute.
+        let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let now = Arc::new(AtomicI64::new(real as i64));
+        let mut limiters = Vec::new();
+        for _ in 0..servers {
+            let clock = Clock::manual(now.clone());
+            limiters.push(Arc::new(RateLimiter::open(clock, BanPolicy::default(), db, redis).await.unwrap()));
+        }
+        limiters
+    }
+
+    /// 200 requests of one subject at once through one server, then 300 spread over
+    /// three (whose rounds interleave: in PostgreSQL, most find the counters changed by
+    /// another server and are counted again, locked), in PostgreSQL and in Redis.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_round_decides_its_requests_one_after_another() {
+    async fn rounds_decide_their_requests_one_after_another() {
         let redis = std::env::var("PETSTORE_TEST_REDIS")
             .unwrap_or_else(|_| panic!("PETSTORE_TEST_REDIS is not set: run through scripts/with-databases.sh"));
         let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
         for redis in [None, Some(redis.as_str())] {
-            // The real time: Redis expires counters by it. A fixed one, so that the
-            // requests share a minute.
-            let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-            let clock = Clock::manual(Arc::new(AtomicI64::new(real as i64)));
-            let limiter = Arc::new(RateLimiter::open(clock, BanPolicy::default(), &db, redis).await.unwrap());
-            let subject = format!("rounds:{}:{}", std::process::id(), redis.is_some());
-            let free = Limits { per_minute: 60, per_day: 1_000 };
-            let requests: Vec<_> = (0..200)
-                .map(|_| {
-                    let (limiter, subject) = (limiter.clone(), subject.clone());
-                    tokio::spawn(async move { limiter.check(&subject, free).await.unwrap() })
-                })
-                .collect();
-            let mut allowed_remaining = BTreeMap::new();
-            let (mut limited, mut banned) = (0, 0);
-            for request in requests {
-                match request.await.unwrap() {
-                    Verdict::Allowed(window) => *allowed_remaining.entry(window.remaining).or_insert(0) += 1,
-                    Verdict::Limited { .. } => limited += 1,
-                    Verdict::Banned { .. } => banned += 1,
-                }
-            }
-            let once_each: BTreeMap<u32, i32> = (0..60).map(|remaining| (remaining, 1)).collect();
-            assert_eq!(allowed_remaining, once_each, "redis: {redis:?}");
-            assert_eq!((limited, banned), (10, 130), "redis: {redis:?}");
-            assert!(limiter.shared.as_ref().unwrap().waiting.is_empty(), "the subject's rounds ended");
+            let place = if redis.is_some() { "redis" } else { "postgres" };
+            assert_exact(&servers(&db, 1, redis).await, 200, &format!("{place}, one server")).await;
+            assert_exact(&servers(&db, 3, redis).await, 100, &format!("{place}, three servers")).await;
         }
     }
 }
