@@ -4,6 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use super::engine::BUSY_TIMEOUT;
@@ -41,20 +42,7 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
         // its transaction for anything but the database).
         ("idle_in_transaction_session_timeout", "15s"),
     ]);
-    let pool = PgPoolOptions::new()
-        .max_connections(16)
-        // A request waits no longer for a connection than a writer for the lock: an
-        // unreachable database is answered with 503 in seconds, not at the request's
-        // timeout.
-        .acquire_timeout(BUSY_TIMEOUT)
-        // No ping before each use (a round trip per query): sqlx pings every
-        // connection as it comes back to the pool, so one broken during its use is
-        // closed then. One the database server closed while it sat idle (a restart)
-        // fails its next query once (503) and is closed.
-        .test_before_acquire(false)
-        .idle_timeout(Duration::from_secs(600))
-        .connect_with(options)
-        .await?;
+    let pool = pool_options(16).connect_with(options).await?;
     MIGRATOR.run(&pool).await?;
     Ok(pool)
 }
@@ -66,12 +54,30 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
 /// busy key's counting never waits for a disk flush.
 pub fn counters_pool(store: &Pool) -> Pool {
     let options = (*store.connect_options()).clone().options([("synchronous_commit", "off")]);
+    pool_options(4).connect_lazy_with(options)
+}
+
+/// What both pools share.
+fn pool_options(connections: u32) -> PgPoolOptions {
     PgPoolOptions::new()
-        .max_connections(4)
+        .max_connections(connections)
+        // A request waits no longer for a connection than a writer for the lock: an
+        // unreachable database is answered with 503 in seconds, not at the request's
+        // timeout.
         .acquire_timeout(BUSY_TIMEOUT)
-        .test_before_acquire(false)
+        // A connection the database server closed while it sat idle (a restart) is
+        // found before use: one idle for over a second is pinged first. Not every one,
+        // which would be a round trip per query under load (sqlx also pings each
+        // connection as it comes back to the pool, so one broken in use is closed then).
+        .before_acquire(|connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for > Duration::from_secs(1) {
+                    connection.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .idle_timeout(Duration::from_secs(600))
-        .connect_lazy_with(options)
 }
 
 /// A write transaction holding the store's write lock from its start, as a SQLite

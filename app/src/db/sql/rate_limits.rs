@@ -68,8 +68,7 @@ pub async fn steps(
     bans: BanPolicy,
     count: usize,
 ) -> AppResult<Vec<(Outcome, Usage)>> {
-    type Row = (i64, i64, i64, i64, i64, i64, i64, i64);
-    let rows: Vec<Row> = sqlx::query_as("SELECT * FROM rate_limit_steps($1, $2, $3, $4, $5, $6, $7)")
+    let rows: Vec<Answer> = sqlx::query_as("SELECT * FROM rate_limit_steps($1, $2, $3, $4, $5, $6, $7)")
         .bind(subject)
         .bind(now)
         .bind(i64::from(limits.per_minute))
@@ -79,29 +78,26 @@ pub async fn steps(
         .bind(i32::try_from(count).unwrap_or(i32::MAX))
         .fetch_all(pool)
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(outcome, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until)| {
-            let usage = Usage::counted(
-                minute_start,
-                minute_count,
-                day_start,
-                day_count,
-                refusals,
-                refusals_until,
-                banned_until,
-            );
-            (Outcome::from_code(outcome), usage)
-        })
-        .collect())
+    Ok(rows.into_iter().map(counted).collect())
+}
+
+/// A row of the rule's answer: the outcome (0 allowed, 1 limited, 2 banned, 3 banned
+/// now) and the counters after it.
+type Answer = (i64, i64, i64, i64, i64, i64, i64, i64);
+
+fn counted(answer: Answer) -> (Outcome, Usage) {
+    let (outcome, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) = answer;
+    let usage =
+        Usage::counted(minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until);
+    (Outcome::from_code(outcome), usage)
 }
 
 /// Replaces a subject's counters by `after` if they still are `before` (the counters
 /// after this server's last round): the rule ran in this server (the same
-/// [`Usage::step`]), and the compare makes it exact, since another server's round
-/// changes them (none of its changes can be undone: counts, windows and refusal
-/// deadlines only move forward within the row). `false`: counted elsewhere meanwhile,
-/// or no row yet; count with [`steps`] instead.
+/// [`Usage::step`]) on exactly the counters the row holds when it is changed, which is
+/// all a decision depends on (with the time, limits and bans), so it is exact whatever
+/// other servers did meanwhile. `false`: the row holds other counters (another server
+/// counted meanwhile) or none yet; count with [`steps`] instead.
 pub async fn swap(pool: &sqlx::PgPool, subject: &str, before: &Usage, after: &Usage) -> AppResult<bool> {
     let swapped = sqlx::query(
         "UPDATE rate_limit_usage SET minute_start = $9, minute_count = $10, day_start = $11, day_count = $12,
@@ -150,14 +146,30 @@ mod tests {
     use super::*;
 
     /// PostgreSQL's `rate_limit_steps` and the Rust rule ([`Usage::step`]) decide alike
-    /// and leave the same counters.
+    /// and leave the same counters; so does `rate_limit_step` (the previous release's
+    /// function, a round of one), which answers the rounds of one request.
     #[tokio::test]
     async fn the_sql_rule_is_the_rust_rule() {
         let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
         let crate::db::Pool::Postgres(pool) = db.pool() else { unreachable!("a PostgreSQL database") };
         crate::services::limits::assert_transcribes_the_rule(1_795_428_000, |subject, now, limits, bans, count| {
             let pool = pool.clone();
-            async move { steps(&pool, &subject, now, limits, bans, count).await.unwrap() }
+            async move {
+                if count > 1 {
+                    return steps(&pool, &subject, now, limits, bans, count).await.unwrap();
+                }
+                let answer: Answer = sqlx::query_as("SELECT * FROM rate_limit_step($1, $2, $3, $4, $5, $6)")
+                    .bind(&subject)
+                    .bind(now)
+                    .bind(i64::from(limits.per_minute))
+                    .bind(i64::from(limits.per_day))
+                    .bind(i64::from(bans.after_refusals))
+                    .bind(bans.seconds)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                vec![counted(answer)]
+            }
         })
         .await;
     }

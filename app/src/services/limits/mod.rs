@@ -7,8 +7,9 @@
 //!   changed counters back every second, so a restart keeps the day's usage and the
 //!   bans, and a crash loses at most the last second of counts.
 //! - Several servers (PostgreSQL): shared, so that the limits are exact across them: in
-//!   Redis when one is configured (one round trip: `redis`), else in PostgreSQL (the
-//!   subject's row locked for the decision). While Redis is unreachable the servers
+//!   Redis when one is configured (a Lua script: `redis`), else in PostgreSQL (the
+//!   subject's row locked for the decision, or changed only if it still holds what
+//!   this server last saw there). While Redis is unreachable the servers
 //!   count in PostgreSQL, and go back to Redis once it answers again. A busy subject's
 //!   requests are counted in rounds, many in one round trip (`shared`).
 //!
@@ -290,8 +291,8 @@ impl RateLimiter {
     /// shared counters cannot be reached (the database is down).
     pub async fn check(&self, subject: &str, limits: Limits) -> AppResult<Verdict> {
         let Some(shared) = &self.shared else { return Ok(self.check_here(subject, limits, self.clock.now())) };
-        let (outcome, usage, now) = shared.count(subject, limits, &self.clock, self.bans).await?;
-        Ok(usage.verdict(outcome, now, limits))
+        let decided = shared.count(subject, limits, &self.clock, self.bans).await?;
+        Ok(decided.usage.verdict(decided.outcome, decided.now, decided.limits))
     }
 
     fn check_here(&self, subject: &str, limits: Limits, now: i64) -> Verdict {

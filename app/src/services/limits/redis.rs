@@ -1,4 +1,5 @@
-//! The shared counters in Redis: one round trip a request, the rule run by Redis itself
+//! The shared counters in Redis: one round trip a round (the requests of a subject that
+//! arrived together: `shared`), the rule run by Redis itself
 //! (a Lua script, atomic), so that servers counting the same subject at once never
 //! both take the last unit of a window.
 //!

@@ -13,6 +13,7 @@
 //! counted by `rate_limit_steps` instead.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use dashmap::DashMap;
 use tokio::sync::oneshot;
@@ -26,9 +27,23 @@ use crate::services::clock::Clock;
 /// The most requests one round counts (the rest wait for the next): bounds a statement.
 const MOST_PER_ROUND: usize = 512;
 
-/// What one request is told: the rule's outcome, the counters after it, and the time
-/// it was counted at.
-pub(super) type Counted = AppResult<(Outcome, Usage, i64)>;
+/// How long a round may take before its requests, and those waiting behind it, are
+/// told 503 (as long as a writer waits for the store's lock; Redis gives up sooner, in
+/// favour of PostgreSQL): a connection stuck on a dead peer must not hold a key's
+/// requests until the operating system gives up on it.
+const ROUND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What one request is told.
+pub(super) type Counted = AppResult<Decided>;
+
+pub(super) struct Decided {
+    pub(super) outcome: Outcome,
+    /// The counters after this request.
+    pub(super) usage: Usage,
+    /// The time and the limits it was counted at (the round's).
+    pub(super) now: i64,
+    pub(super) limits: Limits,
+}
 
 pub(super) struct Shared {
     pub(super) db: Db,
@@ -152,10 +167,14 @@ impl Rounds {
                 (waiting.limits, waiting.requests.drain(..take).collect::<Vec<_>>())
             };
             let now = clock.now();
-            match self.shared.steps(&self.subject, now, limits, bans, requests.len(), &mut known).await {
+            let round = self.shared.steps(&self.subject, now, limits, bans, requests.len(), &mut known);
+            let counted = tokio::time::timeout(ROUND_TIMEOUT, round)
+                .await
+                .unwrap_or_else(|_| Err(AppError::unavailable("the rate-limit counters do not answer; retry shortly")));
+            match counted {
                 Ok(counted) if counted.len() == requests.len() => {
                     for (answer, (outcome, usage)) in requests.into_iter().zip(counted) {
-                        let _gone = answer.send(Ok((outcome, usage, now)));
+                        let _gone = answer.send(Ok(Decided { outcome, usage, now, limits }));
                     }
                 }
                 Ok(counted) => {
@@ -163,10 +182,19 @@ impl Rounds {
                         "rate limits",
                         format!("{} requests counted, {} answers", requests.len(), counted.len()),
                     );
-                    tell_all(requests, &err);
+                    self.fail(requests, &err);
                 }
-                Err(err) => tell_all(requests, &err),
+                Err(err) => self.fail(requests, &err),
             }
+        }
+    }
+
+    /// Tells a failed round's requests, and those that queued behind it meanwhile (they
+    /// would most likely fail alike, after waiting as long again), what went wrong.
+    fn fail(&mut self, requests: Vec<oneshot::Sender<Counted>>, err: &AppError) {
+        tell_all(requests, err);
+        if let Some(mut waiting) = self.shared.waiting.get_mut(&self.subject) {
+            tell_all(std::mem::take(&mut waiting.requests), err);
         }
     }
 }
@@ -219,8 +247,14 @@ mod tests {
         let once_each: BTreeMap<u32, i32> = (0..60).map(|remaining| (remaining, 1)).collect();
         assert_eq!(allowed_remaining, once_each, "{context}");
         assert_eq!((limited, banned), (10, per_server * limiters.len() - 70), "{context}");
+        // The last round lets the subject go just after its answers.
         for limiter in limiters {
-            assert!(limiter.shared.as_ref().unwrap().waiting.is_empty(), "{context}: the subject's rounds ended");
+            let waiting = &limiter.shared.as_ref().unwrap().waiting;
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while !waiting.is_empty() {
+                assert!(std::time::Instant::now() < deadline, "{context}: the subject's rounds ended");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
         }
     }
 
