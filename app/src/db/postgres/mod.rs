@@ -69,6 +69,8 @@ fn pool_options(connections: u32) -> PgPoolOptions {
         // found before use: one idle for over a second is pinged first. Not every one,
         // which would be a round trip per query under load (sqlx also pings each
         // connection as it comes back to the pool, so one broken in use is closed then).
+        // (sqlx's own test, on by default, pings every time.)
+        .test_before_acquire(false)
         .before_acquire(|connection, meta| {
             Box::pin(async move {
                 if meta.idle_for > Duration::from_secs(1) {
