@@ -89,9 +89,14 @@ impl Db {
             tokio::time::sleep(PROBE_EVERY).await;
             let Ok(mut tx) = self.begin_write_outside_catalog().await else { continue };
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            let written = sql::touch_write_probe(&mut tx, i64::try_from(now).unwrap_or(i64::MAX)).await;
-            if written.is_ok() && tx.commit().await.is_ok() {
-                self.note_recovered();
+            match sql::touch_write_probe(&mut tx, i64::try_from(now).unwrap_or(i64::MAX)).await {
+                Ok(()) if tx.commit().await.is_ok() => self.note_recovered(),
+                Ok(()) => {}
+                // SQLite may begin a write on a connection it opened read-only during
+                // the fault and refuse only its statement: that connection would take
+                // every probe after the fault ends. Replace it, and its like.
+                Err(err) if Failure::of(&err) == Some(Failure::Storage) => self.0.reopen.all_opened_until_now(),
+                Err(_) => {}
             }
         }
     }
