@@ -29,7 +29,7 @@ E2E_POSTGRES_ADDR ?= 127.0.0.1:3014
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: bench bench-counting bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-counting bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -98,6 +98,11 @@ bench-counting: build-tools wrk db-tools build-release
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain
 	cargo bench --locked -p server --features bench-internals --bench auth_overhead
+
+# Draws the demo catalog's pictures again (after changing app/demo/*.svg or a demo pet's
+# colours in app/src/services/demo.rs): app/demo/photos/, committed.
+demo-photos: toolchain
+	cargo run --locked -p app --features demo-photos --example demo_photos
 
 # Orders per second over distinct pets and over one hot pet.
 bench-orders: toolchain

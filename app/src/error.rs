@@ -37,6 +37,7 @@ pub enum ErrorCode {
     PayloadTooLarge,
     UnsupportedMediaType,
     ValidationFailed,
+    InvalidImage,
     RateLimited,
     TemporarilyBanned,
     InternalError,
@@ -49,9 +50,10 @@ impl ErrorCode {
     pub fn status(self) -> u16 {
         use ErrorCode::{
             BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
-            InsufficientStorage, InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed,
-            MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited,
-            RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
+            InsufficientStorage, InternalError, InvalidApiKey, InvalidImage, InvalidTransition, LastAdminKey,
+            MethodNotAllowed, MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders,
+            PetNotAvailable, RateLimited, RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType,
+            ValidationFailed,
         };
         match self {
             BadRequest => 400,
@@ -65,7 +67,7 @@ impl ErrorCode {
             Sunset => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,
-            ValidationFailed => 422,
+            ValidationFailed | InvalidImage => 422,
             RateLimited | TemporarilyBanned => 429,
             InternalError => 500,
             Unavailable => 503,
@@ -76,9 +78,10 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         use ErrorCode::{
             BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
-            InsufficientStorage, InternalError, InvalidApiKey, InvalidTransition, LastAdminKey, MethodNotAllowed,
-            MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders, PetNotAvailable, RateLimited,
-            RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType, ValidationFailed,
+            InsufficientStorage, InternalError, InvalidApiKey, InvalidImage, InvalidTransition, LastAdminKey,
+            MethodNotAllowed, MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders,
+            PetNotAvailable, RateLimited, RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType,
+            ValidationFailed,
         };
         match self {
             BadRequest => "bad_request",
@@ -101,6 +104,7 @@ impl ErrorCode {
             PayloadTooLarge => "payload_too_large",
             UnsupportedMediaType => "unsupported_media_type",
             ValidationFailed => "validation_failed",
+            InvalidImage => "invalid_image",
             RateLimited => "rate_limited",
             TemporarilyBanned => "temporarily_banned",
             InternalError => "internal_error",

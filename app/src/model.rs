@@ -95,8 +95,61 @@ macro_rules! deserialize_by_name {
 
 deserialize_by_name!(PetStatus, Role, Plan);
 
+/// A field of a request that replaces a resource: left out (the value stays as it was),
+/// `null` (the value is removed) or a value. Optional content (a pet's description
+/// and price) works so, so that a client written before the field existed never
+/// erases what staff wrote when it replaces a pet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Field<T> {
+    #[default]
+    Keep,
+    Clear,
+    Set(T),
+}
+
+impl<T> Field<T> {
+    pub fn is_keep(&self) -> bool {
+        matches!(self, Field::Keep)
+    }
+
+    /// The value given, if one was.
+    pub fn given(&self) -> Option<&T> {
+        match self {
+            Field::Set(value) => Some(value),
+            Field::Keep | Field::Clear => None,
+        }
+    }
+
+    /// What the field becomes from `current`: kept, removed or replaced.
+    pub fn apply(self, current: Option<T>) -> Option<T> {
+        match self {
+            Field::Keep => current,
+            Field::Clear => None,
+            Field::Set(value) => Some(value),
+        }
+    }
+
+    /// A field set to `value` when there is one, else removed.
+    pub fn from_option(value: Option<T>) -> Field<T> {
+        value.map_or(Field::Clear, Field::Set)
+    }
+}
+
+impl<T: Serialize> Serialize for Field<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.given().serialize(serializer)
+    }
+}
+
+/// `null` is [`Field::Clear`]; a missing field is [`Field::Keep`] (by `#[serde(default)]`).
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Field<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Field::from_option(Option::<T>::deserialize(deserializer)?))
+    }
+}
+
 /// Request body for creating (POST) or replacing (PUT) a pet.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewPet {
@@ -109,10 +162,47 @@ pub struct NewPet {
     /// Defaults to `available` on creation; left unchanged when omitted on replace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<PetStatus>,
+    /// Plain text (no markup), at most 2,000 characters. On replace, an omitted
+    /// description is left as it was; `null` or an empty one removes it.
+    #[serde(default, skip_serializing_if = "Field::is_keep")]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, max_length = 2000))]
+    pub description: Field<String>,
+    /// The price in minor units of the store's currency (cents, for euros), 0 to
+    /// 100,000,000. On replace, an omitted price is left as it was; `null` removes it.
+    #[serde(default, skip_serializing_if = "Field::is_keep")]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<i64>, format = Int64, minimum = 0, maximum = 100_000_000, example = 12_900))]
+    pub price: Field<i64>,
+}
+
+/// The widths every photo is stored and served at (`photoUrls` lists one URL each).
+pub const PHOTO_WIDTHS: [u32; 3] = [320, 640, 1280];
+
+/// A pet's photo: its content hash, which its URLs name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Photo {
+    pub pet_id: i64,
+    pub hash: String,
+}
+
+impl Photo {
+    /// The URL of the photo at `width` (one of [`PHOTO_WIDTHS`]), a path on this store.
+    pub fn url(&self, width: u32) -> String {
+        format!("/media/pets/{}/{}-{width}.webp", self.pet_id, self.hash)
+    }
+
+    /// Every width's URL, narrowest first.
+    pub fn urls(&self) -> Vec<String> {
+        PHOTO_WIDTHS.iter().map(|width| self.url(*width)).collect()
+    }
+
+    /// The `srcset` attribute of an `<img>` showing it.
+    pub fn srcset(&self) -> String {
+        PHOTO_WIDTHS.iter().map(|width| format!("{} {width}w", self.url(*width))).collect::<Vec<_>>().join(", ")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(ToSchema, sqlx::FromRow))]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Pet {
     #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
@@ -121,6 +211,21 @@ pub struct Pet {
     #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
     pub category_id: i64,
     pub status: PetStatus,
+    /// Plain text; absent when the pet has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(max_length = 2000))]
+    pub description: Option<String>,
+    /// Minor units of the store's currency (the document's `info.x-currency`); absent
+    /// when the pet has no price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 0, maximum = 100_000_000))]
+    pub price: Option<i64>,
+    /// The pet's photo 320, 640 and 1280 pixels wide (WebP), as paths on this store
+    /// (`/media/…`: served without a key, cached for a year); empty when it has none.
+    /// Set with `PUT /pets/{petId}/photo`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(read_only))]
+    pub photo_urls: Vec<String>,
 }
 
 /// Request body for creating or replacing a category.
@@ -179,11 +284,29 @@ pub struct PetCard {
     pub category_name: String,
     pub status: PetStatus,
     pub quantity: i64,
+    pub description: Option<String>,
+    pub price: Option<i64>,
+    pub photo_hash: Option<String>,
+}
+
+impl PetCard {
+    pub fn photo(&self) -> Option<Photo> {
+        self.photo_hash.clone().map(|hash| Photo { pet_id: self.id, hash })
+    }
 }
 
 impl From<PetCard> for Pet {
     fn from(card: PetCard) -> Pet {
-        Pet { id: card.id, name: card.name, category_id: card.category_id, status: card.status }
+        let photo_urls = card.photo().map(|photo| photo.urls()).unwrap_or_default();
+        Pet {
+            id: card.id,
+            name: card.name,
+            category_id: card.category_id,
+            status: card.status,
+            description: card.description,
+            price: card.price,
+            photo_urls,
+        }
     }
 }
 
@@ -218,6 +341,49 @@ pub struct TrafficSeries {
 impl TrafficSeries {
     pub fn total(&self) -> u64 {
         self.per_minute.iter().map(|&n| u64::from(n)).sum()
+    }
+}
+
+/// The orders the catalog can be shown in (the API lists by id, `Added`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, IntoStaticStr, EnumString, VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum PetSort {
+    /// The order pets were added in (by id).
+    #[default]
+    Added,
+    /// By name, A to Z.
+    Name,
+    /// By price, lowest first; pets without a price last.
+    Price,
+    /// The latest added first.
+    Newest,
+}
+
+impl PetSort {
+    /// The name the catalog's address uses (`?sort=price`); the default has none.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// A sort from the address's value; none (or an empty one) is the default.
+    pub fn parse(raw: Option<&str>) -> Option<PetSort> {
+        match raw.filter(|value| !value.is_empty()) {
+            None => Some(PetSort::Added),
+            Some(value) => value.parse().ok(),
+        }
+    }
+
+    /// What the picker calls it.
+    pub fn label(self) -> &'static str {
+        match self {
+            PetSort::Added => "Catalog order",
+            PetSort::Name => "Name, A to Z",
+            PetSort::Price => "Price, lowest first",
+            PetSort::Newest => "Newest first",
+        }
     }
 }
 
@@ -396,9 +562,19 @@ pub struct Order {
     #[cfg_attr(feature = "ssr", schema(format = DateTime))]
     pub ship_date: Option<String>,
     pub complete: bool,
+    /// The pet's price when the order was placed, in minor units of the store's
+    /// currency; absent when the pet had no price. Later price changes do not touch it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 0, read_only))]
+    pub unit_price: Option<i64>,
+    /// `unitPrice` × `quantity`, fixed when the order was placed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 0, read_only))]
+    pub total: Option<i64>,
 }
 
 /// Request body of `POST /store/orders`.
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -498,4 +674,101 @@ impl OrderView {
 pub struct Cancellation {
     pub order: OrderView,
     pub already: bool,
+}
+
+/// The store's currency (`--currency`, an ISO 4217 code): prices are kept in its minor
+/// units (cents), and shown with its symbol and number of decimals.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Currency {
+    /// The ISO 4217 code, such as `EUR`.
+    pub code: String,
+    /// Decimals of its minor unit: 2 for the euro, 0 for the yen, 3 for the dinar.
+    pub digits: u8,
+}
+
+impl Default for Currency {
+    fn default() -> Currency {
+        Currency { code: "EUR".into(), digits: 2 }
+    }
+}
+
+impl Currency {
+    /// The currency of an ISO 4217 code (three letters, any case); `None` for anything
+    /// else. Codes whose minor unit is not a hundredth are known by their decimals.
+    pub fn from_code(code: &str) -> Option<Currency> {
+        let code = code.trim().to_ascii_uppercase();
+        if code.len() != 3 || !code.bytes().all(|b| b.is_ascii_uppercase()) {
+            return None;
+        }
+        let digits = match code.as_str() {
+            "BIF" | "CLP" | "DJF" | "GNF" | "ISK" | "JPY" | "KMF" | "KRW" | "PYG" | "RWF" | "UGX" | "UYI" | "VND"
+            | "VUV" | "XAF" | "XOF" | "XPF" => 0,
+            "BHD" | "IQD" | "JOD" | "KWD" | "LYD" | "OMR" | "TND" => 3,
+            _ => 2,
+        };
+        Some(Currency { code, digits })
+    }
+
+    /// The symbol written before an amount ("€12.50"), or the code and a space.
+    fn prefix(&self) -> String {
+        match self.code.as_str() {
+            "EUR" => "€".into(),
+            "USD" => "$".into(),
+            "GBP" => "£".into(),
+            "JPY" => "¥".into(),
+            "INR" => "₹".into(),
+            code => format!("{code}\u{a0}"),
+        }
+    }
+
+    /// An amount in minor units as people read it: `€1,290.00`, `CHF 5.00`, `¥1,290`.
+    pub fn format(&self, minor: i64) -> String {
+        let scale = 10_i64.pow(u32::from(self.digits));
+        let (whole, fraction) =
+            (minor.unsigned_abs() / scale.unsigned_abs(), minor.unsigned_abs() % scale.unsigned_abs());
+        let digits = whole.to_string();
+        let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+        for (n, digit) in digits.chars().enumerate() {
+            if n > 0 && (digits.len() - n) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(digit);
+        }
+        let sign = if minor < 0 { "-" } else { "" };
+        match self.digits {
+            0 => format!("{sign}{}{grouped}", self.prefix()),
+            digits => format!("{sign}{}{grouped}.{fraction:0width$}", self.prefix(), width = usize::from(digits)),
+        }
+    }
+
+    /// An amount in minor units as a form shows it for editing (`1290.00`, no symbol).
+    pub fn plain(&self, minor: i64) -> String {
+        let scale = 10_i64.pow(u32::from(self.digits));
+        match self.digits {
+            0 => minor.to_string(),
+            digits => format!("{}.{:0width$}", minor / scale, (minor % scale).abs(), width = usize::from(digits)),
+        }
+    }
+
+    /// An amount typed in major units (`12`, `12.5`, `12,50`) as minor units; `Err` says
+    /// what is wrong with it.
+    pub fn parse(&self, typed: &str) -> Result<i64, String> {
+        let typed = typed.trim();
+        let (whole, fraction) = match typed.split_once(['.', ',']) {
+            Some((whole, fraction)) => (whole, fraction),
+            None => (typed, ""),
+        };
+        let plain = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+        let digits = usize::from(self.digits);
+        if whole.is_empty() || !plain(whole) || !plain(fraction) || fraction.len() > digits {
+            return Err(match digits {
+                0 => format!("must be a whole number of {}", self.code),
+                _ => format!("must be an amount of {} with at most {digits} decimals, like 12.50", self.code),
+            });
+        }
+        let scale = 10_i64.pow(u32::from(self.digits));
+        let whole: i64 = whole.parse().map_err(|_| "is too large".to_owned())?;
+        let fraction: i64 = if fraction.is_empty() { 0 } else { format!("{fraction:0<digits$}").parse().unwrap_or(0) };
+        whole.checked_mul(scale).and_then(|minor| minor.checked_add(fraction)).ok_or_else(|| "is too large".to_owned())
+    }
 }

@@ -136,8 +136,12 @@ async fn run_on(url: &str, seed: u64, steps: usize) -> db::Db {
     let category = categories::create(&pool, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
     let mut model = Model::default();
     for name in ["A", "B", "C"] {
-        let pet =
-            pets::create(&pool, NewPet { name: name.into(), category_id: category.id, status: None }).await.unwrap();
+        let pet = pets::create(
+            &pool,
+            NewPet { name: name.into(), category_id: category.id, status: None, ..Default::default() },
+        )
+        .await
+        .unwrap();
         model.pets.insert(pet.id, (Available, 1));
     }
     let pet_ids: Vec<i64> = model.pets.keys().copied().collect();
@@ -186,7 +190,7 @@ async fn run_on(url: &str, seed: u64, steps: usize) -> db::Db {
                 let to = PetStatus::VARIANTS[rng.below(3) as usize];
                 let expected = model.admin_status(pet, to);
                 let name = ["A", "B", "C"][pet_ids.iter().position(|p| *p == pet).unwrap()].to_owned();
-                let body = NewPet { name, category_id: category.id, status: Some(to) };
+                let body = NewPet { name, category_id: category.id, status: Some(to), ..Default::default() };
                 (format!("admin sets {pet} to {to}"), expected, code(&pets::replace(&pool, pet, body).await))
             }
         };
@@ -278,14 +282,22 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let caller = Caller { key_id: shopper.id, role: Role::Customer, limits: shopper.limits };
     let category =
         categories::create(&source, NewCategory { name: "Moved".into(), description: Some("d".into()) }).await.unwrap();
-    let pet =
-        pets::create(&source, NewPet { name: "Carried".into(), category_id: category.id, status: None }).await.unwrap();
+    let pet = pets::create(
+        &source,
+        NewPet { name: "Carried".into(), category_id: category.id, status: None, ..Default::default() },
+    )
+    .await
+    .unwrap();
     inventory::set(&source, pet.id, InventoryUpdate { quantity: 3 }).await.unwrap();
     let order = NewOrder { pet_id: pet.id, quantity: 1, ship_date: None };
     orders::place(&source, 20, caller, order, Some("once")).await.unwrap();
     // The highest pet id handed out, then deleted: the target must not hand it out again.
-    let last =
-        pets::create(&source, NewPet { name: "Last".into(), category_id: category.id, status: None }).await.unwrap();
+    let last = pets::create(
+        &source,
+        NewPet { name: "Last".into(), category_id: category.id, status: None, ..Default::default() },
+    )
+    .await
+    .unwrap();
     pets::delete(&source, last.id).await.unwrap();
     // Counters, and a ban.
     let now = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(1_795_428_000));
@@ -324,7 +336,11 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     assert!(again.to_string().contains("already holds data"), "{again}");
     assert_eq!(dump(&target).await, before);
 
-    let next =
-        pets::create(&target, NewPet { name: "New".into(), category_id: category.id, status: None }).await.unwrap();
+    let next = pets::create(
+        &target,
+        NewPet { name: "New".into(), category_id: category.id, status: None, ..Default::default() },
+    )
+    .await
+    .unwrap();
     assert!(next.id > last.id, "ids go on past every id handed out: {} after {}", next.id, last.id);
 }

@@ -42,7 +42,10 @@ async fn concurrent_creates_of_one_name_make_exactly_one_category() {
 async fn concurrent_writers_queue_instead_of_failing() {
     let (pool, _dir) = pool().await;
     let dogs = categories::create(&pool, category("Dogs")).await.unwrap();
-    let pet = pets::create(&pool, NewPet { name: "Rex".into(), category_id: dogs.id, status: None }).await.unwrap();
+    let pet =
+        pets::create(&pool, NewPet { name: "Rex".into(), category_id: dogs.id, status: None, ..Default::default() })
+            .await
+            .unwrap();
     // 200 writes from many tasks at once: none may fail with "database is locked".
     let tasks: Vec<_> = (0..200)
         .map(|n| {
@@ -51,7 +54,7 @@ async fn concurrent_writers_queue_instead_of_failing() {
                 if n % 2 == 0 {
                     inventory::set(&pool, pet.id, InventoryUpdate { quantity: n }).await.map(|_| ())
                 } else {
-                    pets::create(&pool, NewPet { name: format!("Pup {n}"), category_id: dogs.id, status: None })
+                    pets::create(&pool, NewPet { name: format!("Pup {n}"), category_id: dogs.id, ..Default::default() })
                         .await
                         .map(|_| ())
                 }

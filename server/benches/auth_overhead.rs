@@ -28,7 +28,10 @@ async fn main() {
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
     let db = app::db::Db::connect(&url).await.unwrap();
     let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
-    let pet = pets::create(&db, NewPet { name: "Rex".into(), category_id: category.id, status: None }).await.unwrap();
+    let pet =
+        pets::create(&db, NewPet { name: "Rex".into(), category_id: category.id, status: None, ..Default::default() })
+            .await
+            .unwrap();
     let limits = Limits { per_minute: u32::MAX / 2, per_day: u32::MAX / 2 };
     let new = NewApiKey { name: "bench".into(), role: Role::Customer, plan: Plan::Enterprise, limits: Some(limits) };
     let created = keys::create(&db, 0, new).await.unwrap();

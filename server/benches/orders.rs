@@ -39,9 +39,10 @@ async fn measure(durability: Durability) {
     let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
     let mut pet_ids = Vec::with_capacity(DISTINCT_PETS + 1);
     for n in 0..=DISTINCT_PETS {
-        let pet = pets::create(&db, NewPet { name: format!("Pet {n}"), category_id: category.id, status: None })
-            .await
-            .unwrap();
+        let pet =
+            pets::create(&db, NewPet { name: format!("Pet {n}"), category_id: category.id, ..Default::default() })
+                .await
+                .unwrap();
         inventory::set(&db, pet.id, InventoryUpdate { quantity: 1_000_000 }).await.unwrap();
         pet_ids.push(pet.id);
     }

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use app::db::Durability;
+use app::model::Currency;
 use app::services::access::TrustedProxies;
 use app::services::limits::BanPolicy;
 use clap::{Args, ValueEnum};
@@ -81,6 +82,10 @@ pub struct Config {
     /// session cookie is Secure and __Host- prefixed (set it behind a TLS proxy)
     #[arg(long, env = "PETSTORE_PUBLIC_URL", value_parser = parse_public_url, global = true)]
     pub public_url: Option<String>,
+    /// The currency of every price, an ISO 4217 code (EUR, USD, JPY…); prices are kept in
+    /// its minor units (cents), so changing it changes no number, only how they read
+    #[arg(long, env = "PETSTORE_CURRENCY", default_value = "EUR", value_parser = parse_currency, global = true)]
+    pub currency: Currency,
 }
 
 impl Config {
@@ -179,6 +184,10 @@ pub fn parse_public_url(raw: &str) -> Result<String, String> {
     }
 }
 
+fn parse_currency(raw: &str) -> Result<Currency, String> {
+    Currency::from_code(raw).ok_or_else(|| "must be an ISO 4217 currency code: three letters, such as EUR".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +229,8 @@ mod tests {
         assert_eq!(default.request_timeout, Duration::from_secs(30));
         assert_eq!(parsed.request_timeout, default.request_timeout);
         assert!(parsed.demo_data && parsed.addr.is_none() && parsed.log_format == LogFormat::Human);
+        assert_eq!(parsed.currency, Currency::default());
+        assert_eq!(default.currency.code, "EUR");
     }
 
     #[test]
@@ -233,6 +244,7 @@ mod tests {
             "--ban-after=3",
             "--ban-minutes=2",
             "--request-timeout=5",
+            "--currency=jpy",
             "--trusted-proxies=10.0.0.0/8,::1",
             "--public-url=https://shop.example/",
         ])
@@ -247,6 +259,7 @@ mod tests {
         assert_eq!(config.proxies(), TrustedProxies::new(["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()]));
         assert_eq!(config.public_url.as_deref(), Some("https://shop.example"));
         assert!(config.is_https());
+        assert_eq!(config.currency, Currency { code: "JPY".into(), digits: 0 });
     }
 
     #[test]
@@ -268,6 +281,8 @@ mod tests {
             "--ban-minutes=9999999999",
             "--database-url=mysql://user@host:3306/db",
             "--database-url=data/petstore.db",
+            "--currency=EURO",
+            "--currency=€",
         ] {
             let err = parse(&[bad]).err().unwrap_or_else(|| panic!("{bad} was accepted")).to_string();
             let flag = bad.split('=').next().unwrap();

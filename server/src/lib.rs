@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod config;
+pub mod media;
 pub mod ops;
 pub mod pages;
 
@@ -113,6 +114,7 @@ impl AppState {
             session_cookie: self.session_cookie,
             origin: Arc::from(self.config.origin()),
             reference,
+            currency: self.config.currency.clone(),
         }
     }
 }
@@ -154,6 +156,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
     // counts every answer; it knows the API's routes from their paths).
     let site = Router::new()
         .merge(ops::routes(state.clone()))
+        .merge(media::routes(state.clone()))
         .merge(pages)
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
         .layer(axum::middleware::from_fn(ops::metrics::note_route))

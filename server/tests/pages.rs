@@ -90,12 +90,12 @@ async fn a_signed_in_visitor_gets_a_page_of_their_own() {
     let (_, session) = app.session(Role::Admin).await;
     let cookie = format!("theme=dark; {session}");
     let signed_in = page(&app, "/", Some(&cookie)).await;
-    assert!(signed_in.text.contains("Signed in (admin)"), "{}", signed_in.text);
+    assert!(signed_in.text.contains("Signed in · Admin"), "{}", signed_in.text);
 
     // Neither page was served in place of the other.
     assert!(page(&app, "/", None).await.text.contains("Sign in"));
     assert!(!page(&app, "/", None).await.text.contains("Signed in"));
-    assert!(page(&app, "/", Some(&cookie)).await.text.contains("Signed in (admin)"));
+    assert!(page(&app, "/", Some(&cookie)).await.text.contains("Signed in · Admin"));
 }
 
 #[tokio::test]

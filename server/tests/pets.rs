@@ -15,7 +15,10 @@ async fn create_returns_201_with_location_and_initial_stock() {
     let reply = app.post("/api/v1/pets", json!({ "name": "  Rex ", "categoryId": dogs })).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
     let id = reply.body["id"].as_i64().unwrap();
-    assert_eq!(reply.body, json!({ "id": id, "name": "Rex", "categoryId": dogs, "status": "available" }));
+    assert_eq!(
+        reply.body,
+        json!({ "id": id, "name": "Rex", "categoryId": dogs, "status": "available", "photoUrls": [] })
+    );
     assert_eq!(reply.header("location"), Some(format!("/api/v1/pets/{id}").as_str()));
     assert_eq!(app.stock(id).await, (1, "available".into()));
 
@@ -89,7 +92,10 @@ async fn get_by_id_is_deprecated_with_headers_on_every_response() {
 
     let reply = app.get(&format!("/api/v1/pets/{rex}")).await;
     assert_eq!(reply.status, StatusCode::OK);
-    assert_eq!(reply.body, json!({ "id": rex, "name": "Rex", "categoryId": dogs, "status": "available" }));
+    assert_eq!(
+        reply.body,
+        json!({ "id": rex, "name": "Rex", "categoryId": dogs, "status": "available", "photoUrls": [] })
+    );
     // 2026-11-01T00:00:00Z and 2027-06-30, the contract's defaults.
     assert_eq!(reply.header("deprecation"), Some("@1793491200"));
     assert_eq!(reply.header("sunset"), Some("Wed, 30 Jun 2027 00:00:00 GMT"));
@@ -135,7 +141,10 @@ async fn replace_changes_name_category_and_status_under_the_rules() {
     // Omitted status: unchanged.
     let reply = app.put(&path, json!({ "name": "Felix", "categoryId": cats })).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
-    assert_eq!(reply.body, json!({ "id": pet, "name": "Felix", "categoryId": cats, "status": "available" }));
+    assert_eq!(
+        reply.body,
+        json!({ "id": pet, "name": "Felix", "categoryId": cats, "status": "available", "photoUrls": [] })
+    );
 
     // available → pending (a hold) keeps the stock; → sold empties it.
     let reply = app.put(&path, json!({ "name": "Felix", "categoryId": cats, "status": "pending" })).await;

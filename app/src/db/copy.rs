@@ -43,8 +43,22 @@ use Kind::{Bool, Bytes, Int, OptInt, OptText, Text};
 /// rows are copied in the order SQLite stored them, so it keeps their order).
 const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
     ("categories", &[("id", Int), ("name", Text), ("name_key", Text), ("description", OptText)], Some("id")),
-    ("pets", &[("id", Int), ("name", Text), ("name_key", Text), ("category_id", Int), ("status", Text)], Some("id")),
+    (
+        "pets",
+        &[
+            ("id", Int),
+            ("name", Text),
+            ("name_key", Text),
+            ("category_id", Int),
+            ("status", Text),
+            ("description", OptText),
+            ("price", OptInt),
+            ("photo_hash", OptText),
+        ],
+        Some("id"),
+    ),
     ("inventory", &[("pet_id", Int), ("quantity", Int)], None),
+    ("pet_photos", &[("pet_id", Int), ("width", Int), ("hash", Text), ("bytes", Bytes)], None),
     (
         "api_keys",
         &[
@@ -87,6 +101,8 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
             ("complete", Bool),
             ("created_at", Int),
             ("cancelled_at", OptInt),
+            ("unit_price", OptInt),
+            ("total", OptInt),
         ],
         Some("id"),
     ),
@@ -111,6 +127,8 @@ pub fn tables() -> impl Iterator<Item = (&'static str, Vec<&'static str>)> {
 
 /// Rows read from SQLite and written to PostgreSQL at a time.
 const BATCH: i64 = 1_000;
+/// The same for photos, each up to a few hundred KB.
+const PHOTO_BATCH: i64 = 20;
 
 /// How many rows each table had, in the order copied.
 pub type Copied = Vec<(&'static str, i64)>;
@@ -142,7 +160,7 @@ pub async fn sqlite_to_postgres(from: &Db, to: &Db) -> Result<Copied, CopyError>
         loop {
             let rows = sqlx::query(sqlx::AssertSqlSafe(select.clone()))
                 .bind(after)
-                .bind(BATCH)
+                .bind(if table == "pet_photos" { PHOTO_BATCH } else { BATCH })
                 .fetch_all(&mut *snapshot)
                 .await?;
             let Some(last) = rows.last() else { break };

@@ -23,23 +23,35 @@ pub(crate) mod call;
 pub mod flash;
 
 /// One page of the catalog. The arguments are the page's raw query values, so a bad
-/// one gets the same 422 message as on the REST API.
+/// one gets the same 422 message as on the REST API; `sort` is one of `PetSort`'s names
+/// (none: the order pets were added in).
 #[server(prefix = "/_app", endpoint = "catalog")]
 pub async fn catalog(
     status: Option<String>,
     category: Option<String>,
     q: Option<String>,
+    sort: Option<String>,
     cursor: Option<String>,
 ) -> Result<Page<PetCard>, AppError> {
-    use crate::services::{paging::PageRequest, pets, validate};
+    use crate::model::PetSort;
+    use crate::services::{pets, validate};
     let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?;
-    let page = PageRequest { limit: CATALOG_PAGE_SIZE, ..PageRequest::parse(None, cursor.as_deref())? };
-    pets::list_cards(&call::Call::admit().await?.db, &filter, page).await
+    let sort = PetSort::parse(sort.as_deref())
+        .ok_or_else(|| AppError::validation("sort", "must be one of name, price, newest"))?;
+    pets::browse(&call::Call::admit().await?.db, &filter, sort, CATALOG_PAGE_SIZE, cursor.as_deref()).await
 }
 
 #[server(prefix = "/_app", endpoint = "pet")]
 pub async fn pet(id: i64) -> Result<PetCard, AppError> {
     crate::services::pets::card(&call::Call::admit().await?.db, id).await
+}
+
+/// Other pets of `id`'s category a shopper could order instead.
+#[server(prefix = "/_app", endpoint = "more_like")]
+pub async fn more_like(id: i64) -> Result<Vec<PetCard>, AppError> {
+    use crate::services::pets;
+    let call = call::Call::admit().await?;
+    pets::more_like(&call.db, &pets::card(&call.db, id).await?).await
 }
 
 #[server(prefix = "/_app", endpoint = "categories")]

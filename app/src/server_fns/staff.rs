@@ -91,26 +91,46 @@ pub async fn load_dashboard() -> Result<Dashboard, AppError> {
 }
 
 /// Creates a pet (no `id`) or replaces one, by the rules of `POST`/`PUT /pets`. An
-/// empty `status` keeps the pet's status (or makes a new one `available`). The page is
-/// shown again, with the change (and what was done, in the flash).
+/// empty `status` keeps the pet's status (or makes a new one `available`). The form
+/// always shows the description and the price, so what it sends is what the pet gets:
+/// an empty one removes it. The price is typed in the currency's major units
+/// (`12.50`). The page is shown again, with the change (and what was done, in the
+/// flash).
 #[server(prefix = "/_app", endpoint = "staff_save_pet")]
 pub async fn save_pet(
     id: Option<i64>,
     name: String,
     category_id: String,
     status: Option<String>,
+    description: Option<String>,
+    price: Option<String>,
 ) -> Result<Pet, AppError> {
-    use crate::model::NewPet;
+    use crate::model::{Field, NewPet};
     use crate::services::pets;
     let call = staff().await?;
     let status = status.filter(|s| !s.is_empty()).map(|s| form_name("status", &s)).transpose()?;
-    let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status };
+    let description = Field::from_option(description.filter(|text| !text.trim().is_empty()));
+    let price = match price.as_deref().map(str::trim).filter(|typed| !typed.is_empty()) {
+        None => Field::Clear,
+        Some(typed) => Field::Set(call.currency.parse(typed).map_err(|problem| AppError::validation("price", problem))?),
+    };
+    let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status, description, price };
     let saved = match id {
         Some(id) => pets::replace(&call.db, id, new).await?,
         None => pets::create(&call.db, new).await?,
     };
     call.back_to_page("/admin/pets");
     Ok(saved)
+}
+
+/// Removes a pet's photo (uploading one goes to `PUT /api/v1/pets/{petId}/photo`, which
+/// takes the image itself).
+#[server(prefix = "/_app", endpoint = "staff_remove_photo")]
+pub async fn remove_photo(id: i64) -> Result<(), AppError> {
+    let call = staff().await?;
+    crate::services::photos::remove(&call.db, id).await?;
+    call.back_to_page("/admin/pets");
+    Ok(())
 }
 
 #[server(prefix = "/_app", endpoint = "staff_delete_pet")]

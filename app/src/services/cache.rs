@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use crate::db::Db;
 use crate::error::AppResult;
-use crate::model::{CategorySummary, Page, PetCard, PetFilter};
-use crate::services::paging::PageRequest;
+use crate::model::{CategorySummary, PetCard};
+use crate::services::pets::CardsKey;
 
 /// How long an entry nobody reads is kept (entries of past generations end this way
 /// when the cache is not full).
@@ -86,9 +86,10 @@ where
 pub struct Caches {
     /// Pets by id. A card is about 100 bytes.
     pub(crate) cards: ReadCache<i64, PetCard>,
-    /// Pages of pets by filter and page. A page of 100 cards is about 10 KB, so this
-    /// stays under about 10 MB.
-    pub(crate) pages: ReadCache<(PetFilter, PageRequest), Page<PetCard>>,
+    /// Pages of pets by filter, order and start, each with one card more than the page
+    /// shows when there is a next page. A page of 100 cards is about 10 KB (more with
+    /// long descriptions), so this stays under about 20 MB.
+    pub(crate) pages: ReadCache<CardsKey, Vec<PetCard>>,
     /// The category summaries (every storefront page shows them).
     pub(crate) summaries: ReadCache<(), Vec<CategorySummary>>,
 }

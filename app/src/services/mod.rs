@@ -15,6 +15,7 @@ pub mod limits;
 pub mod orders;
 pub mod paging;
 pub mod pets;
+pub mod photos;
 pub mod retention;
 pub mod rules;
 pub mod sessions;
@@ -39,4 +40,6 @@ pub struct Services {
     pub origin: Arc<str>,
     /// The `/docs` page's model of the OpenAPI document.
     pub reference: Arc<crate::reference::ApiReference>,
+    /// The currency prices are in (`--currency`).
+    pub currency: crate::model::Currency,
 }

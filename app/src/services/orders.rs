@@ -33,6 +33,8 @@ pub(crate) struct OrderRow {
     pub complete: bool,
     pub created_at: i64,
     pub cancelled_at: Option<i64>,
+    pub unit_price: Option<i64>,
+    pub total: Option<i64>,
 }
 
 impl OrderRow {
@@ -55,6 +57,8 @@ impl OrderRow {
             quantity: self.quantity,
             ship_date: self.ship_date.clone(),
             complete: self.complete,
+            unit_price: self.unit_price,
+            total: self.total,
         }
     }
 }
@@ -183,19 +187,23 @@ fn replay(status: i64, body: &str) -> AppResult<Order> {
 }
 
 async fn place_in(conn: &mut Conn, now: i64, caller: Caller, request: &NewOrder) -> AppResult<Order> {
-    let current = state_for_update(conn, request.pet_id).await.map_err(|err| match err.code {
-        ErrorCode::NotFound => AppError::validation("petId", format!("pet {} does not exist", request.pet_id)),
-        _ => err,
-    })?;
+    let (status, stock, price) = sql::inventory::state_and_price(conn, request.pet_id)
+        .await?
+        .ok_or_else(|| AppError::validation("petId", format!("pet {} does not exist", request.pet_id)))?;
+    let current = rules::PetState { status, stock };
     let next = rules::place_order(current, request.quantity)?;
     write_state(conn, request.pet_id, current, next).await?;
-    let id = sql::orders::insert(conn, now, caller.key_id, request).await?;
+    // What it costs is fixed now: a later price change does not touch it.
+    let cost = price.map(|unit| (unit, unit * request.quantity));
+    let id = sql::orders::insert(conn, now, caller.key_id, request, cost).await?;
     Ok(Order {
         id,
         pet_id: request.pet_id,
         quantity: request.quantity,
         ship_date: request.ship_date.clone(),
         complete: false,
+        unit_price: cost.map(|(unit, _)| unit),
+        total: cost.map(|(_, total)| total),
     })
 }
 

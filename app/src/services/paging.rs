@@ -4,8 +4,9 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use crate::db::sql::pets::Keyset;
 use crate::error::{AppError, AppResult};
-use crate::model::Page;
+use crate::model::{Page, PetSort};
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
@@ -69,6 +70,50 @@ fn decode_cursor(raw: &str) -> Option<i64> {
     (id > 0).then_some(id)
 }
 
+/// Where a page of the catalog in `sort`'s order starts: at the beginning, or where
+/// `cursor` (made by [`encode_sorted_cursor`] for the same order) says. The default
+/// order's cursors are the API's (`after:<id>`).
+pub fn sorted_cursor(sort: PetSort, cursor: Option<&str>) -> AppResult<Keyset> {
+    let Some(raw) = cursor else {
+        return Ok(match sort {
+            PetSort::Added => Keyset::Id(0),
+            PetSort::Newest => Keyset::Newest(None),
+            PetSort::Name => Keyset::Name(None),
+            PetSort::Price => Keyset::Price(None),
+        });
+    };
+    let bad = || AppError::validation("cursor", "is not a cursor this catalog issued for this order");
+    let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| bad())?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad())?;
+    let (kind, rest) = text.split_once(':').ok_or_else(bad)?;
+    // The id, then (for name and price) the sort value after a second colon.
+    let (id, value) = rest.split_once(':').map_or((rest, None), |(id, value)| (id, Some(value)));
+    let id: i64 = id.parse().ok().filter(|id| *id > 0).ok_or_else(bad)?;
+    match (sort, kind, value) {
+        (PetSort::Added, "after", None) => Ok(Keyset::Id(id)),
+        (PetSort::Newest, "before", None) => Ok(Keyset::Newest(Some(id))),
+        (PetSort::Name, "name", Some(key)) => Ok(Keyset::Name(Some((key.to_owned(), id)))),
+        (PetSort::Price, "price", Some(price)) => Ok(Keyset::Price(Some((price.parse().map_err(|_| bad())?, id)))),
+        _ => Err(bad()),
+    }
+}
+
+/// The opaque cursor of a page starting at `from`.
+pub fn encode_sorted_cursor(from: &Keyset) -> String {
+    match from {
+        Keyset::Id(id) => encode_cursor(*id),
+        Keyset::Newest(before) => URL_SAFE_NO_PAD.encode(format!("before:{}", before.unwrap_or(0))),
+        Keyset::Name(after) => {
+            let (key, id) = after.clone().unwrap_or_default();
+            URL_SAFE_NO_PAD.encode(format!("name:{id}:{key}"))
+        }
+        Keyset::Price(after) => {
+            let (price, id) = after.unwrap_or_default();
+            URL_SAFE_NO_PAD.encode(format!("price:{id}:{price}"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +137,31 @@ mod tests {
         for bad in ["", "42", "!!", &URL_SAFE_NO_PAD.encode("after:-3"), &URL_SAFE_NO_PAD.encode("x:4")] {
             let err = PageRequest::parse(None, Some(bad)).unwrap_err();
             assert_eq!(err.code, ErrorCode::ValidationFailed, "cursor={bad}");
+        }
+    }
+
+    #[test]
+    fn sorted_cursors_round_trip_and_belong_to_their_order() {
+        for (sort, from) in [
+            (PetSort::Added, Keyset::Id(7)),
+            (PetSort::Newest, Keyset::Newest(Some(7))),
+            (PetSort::Name, Keyset::Name(Some(("o'neil: the 2nd".into(), 7)))),
+            (PetSort::Price, Keyset::Price(Some((12_900, 7)))),
+            (PetSort::Price, Keyset::Price(Some((crate::db::sql::pets::NO_PRICE_SORTS_AS, 7)))),
+        ] {
+            let cursor = encode_sorted_cursor(&from);
+            assert_eq!(sorted_cursor(sort, Some(&cursor)).unwrap(), from);
+            for other in [PetSort::Added, PetSort::Newest, PetSort::Name, PetSort::Price] {
+                if other != sort {
+                    assert_eq!(sorted_cursor(other, Some(&cursor)).unwrap_err().code, ErrorCode::ValidationFailed);
+                }
+            }
+        }
+        assert_eq!(encode_sorted_cursor(&Keyset::Id(7)), encode_cursor(7), "the API's cursors");
+        for bad in ["", "x", &URL_SAFE_NO_PAD.encode("price:7:cheap"), &URL_SAFE_NO_PAD.encode("name:0:rex")] {
+            assert!(
+                sorted_cursor(PetSort::Price, Some(bad)).is_err() && sorted_cursor(PetSort::Name, Some(bad)).is_err()
+            );
         }
     }
 

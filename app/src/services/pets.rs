@@ -1,25 +1,52 @@
 //! Pets: creation with their initial stock, replacement under the status rules,
-//! listing with filters and keyset paging.
+//! listing with filters and keyset paging, in the catalog's orders.
 
+use crate::db::sql::pets::{Content, Keyset};
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::model::{NewPet, Page, Pet, PetCard, PetFilter, PetStatus};
-use crate::services::paging::PageRequest;
+use crate::model::{Field, NewPet, Page, Pet, PetCard, PetFilter, PetSort, PetStatus};
+use crate::services::paging::{self, PageRequest};
 use crate::services::rules;
 use crate::services::{inventory, validate};
 
-/// One page of pets with their category name and stock (what the catalog shows;
+/// A page of cards as it is cached: the filter (its search text folded, so that "Rex"
+/// and "rex" share an entry), where the page starts and how many it holds.
+pub type CardsKey = (PetFilter, Keyset, u32);
+
+/// One page of pets with their category name and stock, by id (what the API lists;
 /// cached, see `cache`).
 pub async fn list_cards(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
-    // The search text as it is compared, so that "Rex" and "rex" share an entry.
-    let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
-    db.caches().pages.get_or_read(db, (key, page), || read_cards(db, filter, page)).await
+    let cards = read_cards(db, filter, Keyset::Id(page.after), page.limit).await?;
+    Ok(page.finish(cards, |card| card.id))
 }
 
-async fn read_cards(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<PetCard>> {
-    let name_part = filter.q.as_deref().map(validate::fold);
-    let rows = sql::pets::cards(db, filter, name_part.as_deref(), page).await?;
-    Ok(page.finish(rows, |card| card.id))
+/// One page of the catalog in `sort`'s order, from `cursor` (as the page before gave
+/// it; a cursor of another order is a 422).
+pub async fn browse(
+    db: &Db,
+    filter: &PetFilter,
+    sort: PetSort,
+    limit: u32,
+    cursor: Option<&str>,
+) -> AppResult<Page<PetCard>> {
+    let from = paging::sorted_cursor(sort, cursor)?;
+    let mut cards = read_cards(db, filter, from.clone(), limit).await?;
+    let has_more = cards.len() > limit as usize;
+    cards.truncate(limit as usize);
+    let next_cursor = cards.last().filter(|_| has_more).map(|last| paging::encode_sorted_cursor(&from.after(last)));
+    Ok(Page { items: cards, next_cursor })
+}
+
+/// `limit` cards from `from` on, and one more when there is one.
+async fn read_cards(db: &Db, filter: &PetFilter, from: Keyset, limit: u32) -> AppResult<Vec<PetCard>> {
+    let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
+    let fetch = i64::from(limit) + 1;
+    db.caches()
+        .pages
+        .get_or_read(db, (key.clone(), from.clone(), limit), || async move {
+            sql::pets::cards(db, &key, key.q.as_deref(), &from, fetch).await
+        })
+        .await
 }
 
 /// The spec's `Pets` listing: the same query, each row cut down to a `Pet`.
@@ -37,27 +64,54 @@ pub async fn get(db: &Db, id: i64) -> AppResult<Pet> {
     card(db, id).await.map(Pet::from)
 }
 
+/// How many pets "more in this category" shows.
+pub const MORE_IN_CATEGORY: i64 = 4;
+
+/// Pets of the same category a shopper could order instead, latest first.
+pub async fn more_like(db: &Db, card: &PetCard) -> AppResult<Vec<PetCard>> {
+    sql::pets::others_in_category(db, card.category_id, card.id, MORE_IN_CATEGORY).await
+}
+
+/// A request's description and price, checked.
+fn content_change(new: &NewPet) -> AppResult<(Field<String>, Field<i64>)> {
+    let description = match &new.description {
+        Field::Set(text) => Field::from_option(validate::pet_description("description", Some(text))?),
+        other => other.clone(),
+    };
+    let price = match &new.price {
+        Field::Set(price) => Field::Set(validate::price("price", *price)?),
+        other => other.clone(),
+    };
+    Ok((description, price))
+}
+
 /// Creates the pet and its inventory row together; stock starts at 1 when available.
 pub async fn create(db: &Db, new: NewPet) -> AppResult<Pet> {
     let name = validate::name("name", &new.name)?;
     let category_id = validate::id("categoryId", new.category_id)?;
+    let (description, price) = content_change(&new)?;
+    let (description, price) = (description.apply(None), price.apply(None));
     let status = new.status.unwrap_or(PetStatus::Available);
 
     let mut tx = db.begin_write().await?;
     if !sql::categories::exists(&mut tx, category_id).await? {
         return Err(missing_category(category_id));
     }
+    let content = Content { description: description.as_deref(), price };
     let id =
-        sql::pets::insert(&mut tx, &name.text, &name.key, category_id, status, rules::initial_stock(status)).await?;
+        sql::pets::insert(&mut tx, &name.text, &name.key, category_id, status, content, rules::initial_stock(status))
+            .await?;
     tx.commit().await?;
-    Ok(Pet { id, name: name.text, category_id, status })
+    Ok(Pet { id, name: name.text, category_id, status, description, price, photo_urls: Vec::new() })
 }
 
 /// PUT: replaces name and category; a given status goes through the admin status
-/// rules (an omitted one is left as it is).
+/// rules, a given description or price replaces the pet's (`null` removes it); what is
+/// omitted is left as it is.
 pub async fn replace(db: &Db, id: i64, new: NewPet) -> AppResult<Pet> {
     let name = validate::name("name", &new.name)?;
     let category_id = validate::id("categoryId", new.category_id)?;
+    let (description, price) = content_change(&new)?;
 
     let mut tx = db.begin_write().await?;
     let current = inventory::state_for_update(&mut tx, id).await?;
@@ -71,10 +125,14 @@ pub async fn replace(db: &Db, id: i64, new: NewPet) -> AppResult<Pet> {
             rules::admin_set_status(current, requested, open_orders)?
         }
     };
-    sql::pets::rename(&mut tx, id, &name.text, &name.key, category_id).await?;
+    let before = sql::pets::card_in(&mut tx, id).await?.ok_or_else(|| AppError::not_found("pet", id))?;
+    let (description, price) = (description.apply(before.description), price.apply(before.price));
+    let content = Content { description: description.as_deref(), price };
+    sql::pets::update(&mut tx, id, &name.text, &name.key, category_id, content).await?;
     inventory::write_state(&mut tx, id, current, next).await?;
+    let after = sql::pets::card_in(&mut tx, id).await?.ok_or_else(|| AppError::not_found("pet", id))?;
     tx.commit().await?;
-    Ok(Pet { id, name: name.text, category_id, status: next.status })
+    Ok(Pet::from(after))
 }
 
 pub async fn delete(db: &Db, id: i64) -> AppResult<()> {

@@ -6,6 +6,10 @@ use crate::model::{PetFilter, PetStatus};
 
 pub const NAME_MAX_CHARS: usize = 100;
 pub const DESCRIPTION_MAX_CHARS: usize = 1_000;
+/// A pet's description is longer than a category's (contract.md, "Pet content").
+pub const PET_DESCRIPTION_MAX_CHARS: usize = 2_000;
+/// The highest price, in minor units (a million euros in cents).
+pub const PRICE_MAX: i64 = 100_000_000;
 pub const STOCK_MAX: i64 = 1_000_000;
 pub const IDS_MAX: usize = 100;
 /// Longest search string; longer ones cannot match a name anyway.
@@ -32,19 +36,36 @@ pub fn name(field: &str, raw: &str) -> AppResult<Name> {
 }
 
 pub fn description(field: &str, raw: Option<&str>) -> AppResult<Option<String>> {
+    text_block(field, raw, DESCRIPTION_MAX_CHARS)
+}
+
+/// A pet's description: plain text up to 2,000 characters, its ends trimmed; an empty
+/// one is none.
+pub fn pet_description(field: &str, raw: Option<&str>) -> AppResult<Option<String>> {
+    Ok(text_block(field, raw.map(str::trim), PET_DESCRIPTION_MAX_CHARS)?.filter(|text| !text.is_empty()))
+}
+
+/// Free text of at most `max` characters; line breaks and tabs are fine, other control
+/// characters are not.
+fn text_block(field: &str, raw: Option<&str>, max: usize) -> AppResult<Option<String>> {
     let Some(raw) = raw else { return Ok(None) };
     let chars = raw.chars().count();
-    if chars > DESCRIPTION_MAX_CHARS {
-        return Err(AppError::validation(
-            field,
-            format!("must be at most {DESCRIPTION_MAX_CHARS} characters (got {chars})"),
-        ));
+    if chars > max {
+        return Err(AppError::validation(field, format!("must be at most {max} characters (got {chars})")));
     }
-    // Line breaks are fine in a description; other control characters are not.
     if raw.chars().any(|c| c.is_control() && c != '\n' && c != '\r' && c != '\t') {
         return Err(AppError::validation(field, "must not contain control characters"));
     }
     Ok(Some(raw.to_owned()))
+}
+
+/// A price in minor units: 0 to [`PRICE_MAX`].
+pub fn price(field: &str, price: i64) -> AppResult<i64> {
+    if (0..=PRICE_MAX).contains(&price) {
+        Ok(price)
+    } else {
+        Err(AppError::validation(field, format!("must be from 0 to {PRICE_MAX} (minor units of the currency)")))
+    }
 }
 
 pub fn stock(field: &str, quantity: i64) -> AppResult<i64> {

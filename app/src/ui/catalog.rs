@@ -1,4 +1,5 @@
-//! The catalog: pet cards with filters (category, status, name search) and paging.
+//! The catalog: pet cards (photo, name, price, a line of description) with filters
+//! (category, status, name search), a sort and paging.
 //!
 //! The filters are a plain GET form, so the page works without JavaScript; once the
 //! WASM runs, a choice made with the pointer applies at once, and one made by keyboard
@@ -11,8 +12,9 @@ use crate::ui::data;
 use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_query_map;
 
-use super::widgets::{ErrorNotice, StatusBadge, query_string};
-use crate::model::{CategorySummary, PetCard, PetStatus};
+use super::photo::{Loading, PetPhoto};
+use super::widgets::{ErrorNotice, StatusBadge, price_text, query_string, store_currency};
+use crate::model::{CategorySummary, Currency, PetCard, PetSort, PetStatus};
 use crate::server_fns::{catalog, categories};
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -20,6 +22,7 @@ struct CatalogQuery {
     status: Option<String>,
     category: Option<String>,
     q: Option<String>,
+    sort: Option<String>,
     cursor: Option<String>,
 }
 
@@ -32,6 +35,7 @@ impl CatalogQuery {
                 ("category", self.category.clone()),
                 ("status", self.status.clone()),
                 ("q", self.q.clone()),
+                ("sort", self.sort.clone()),
                 ("cursor", cursor),
             ])
         )
@@ -44,10 +48,17 @@ pub fn CatalogPage() -> impl IntoView {
     let query = Memo::new(move |_| {
         let map = query_map.read();
         let get = |key: &str| map.get(key).filter(|value| !value.is_empty());
-        CatalogQuery { status: get("status"), category: get("category"), q: get("q"), cursor: get("cursor") }
+        CatalogQuery {
+            status: get("status"),
+            category: get("category"),
+            q: get("q"),
+            sort: get("sort"),
+            cursor: get("cursor"),
+        }
     });
-    let cards = data::resource(move || query.get(), |q| catalog(q.status, q.category, q.q, q.cursor));
+    let cards = data::resource(move || query.get(), |q| catalog(q.status, q.category, q.q, q.sort, q.cursor));
     let category_list = data::resource(|| (), |_| categories());
+    let currency = store_currency();
 
     view! {
         <PageTitle text="Catalog"/>
@@ -61,31 +72,35 @@ pub fn CatalogPage() -> impl IntoView {
         </Transition>
 
         <Transition fallback=|| view! { <p class="loading">"Loading pets…"</p> }>
-            {move || Suspend::new(async move {
-                match cards.await {
-                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
-                    Ok(page) => {
-                        let current = query.get_untracked();
-                        let first_page = current.cursor.is_some().then(|| current.url(None));
-                        let next_page = page.next_cursor.clone().map(|cursor| current.url(Some(cursor)));
-                        let filtered = current.category.is_some() || current.status.is_some() || current.q.is_some();
-                        view! {
-                            <PetCards cards=page.items filtered/>
-                            <nav class="pager" aria-label="Pages">
-                                {first_page.map(|href| view! { <a href=href rel="first">"← First page"</a> })}
-                                {next_page.map(|href| view! { <a href=href rel="next">"Next page →"</a> })}
-                            </nav>
-                        }
+            {move || {
+                let currency = currency.clone();
+                Suspend::new(async move {
+                    match cards.await {
+                        Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                        Ok(page) => {
+                            let current = query.get_untracked();
+                            let first_page = current.cursor.is_some().then(|| current.url(None));
+                            let next_page = page.next_cursor.clone().map(|cursor| current.url(Some(cursor)));
+                            let filtered =
+                                current.category.is_some() || current.status.is_some() || current.q.is_some();
+                            view! {
+                                <PetCards cards=page.items filtered currency/>
+                                <nav class="pager" aria-label="Pages">
+                                    {first_page.map(|href| view! { <a href=href rel="first">"← First page"</a> })}
+                                    {next_page.map(|href| view! { <a href=href rel="next">"Next page →"</a> })}
+                                </nav>
+                            }
                             .into_any()
+                        }
                     }
-                }
-            })}
+                })
+            }}
         </Transition>
     }
 }
 
 #[component]
-fn PetCards(cards: Vec<PetCard>, filtered: bool) -> impl IntoView {
+fn PetCards(cards: Vec<PetCard>, filtered: bool, currency: Currency) -> impl IntoView {
     if cards.is_empty() {
         return if filtered {
             view! { <p class="empty">"No pets match these filters. " <a href="/">"Clear the filters"</a></p> }
@@ -96,24 +111,55 @@ fn PetCards(cards: Vec<PetCard>, filtered: bool) -> impl IntoView {
     }
     view! {
         <ul class="cards">
-            {cards
-                .into_iter()
-                .map(|card| {
-                    view! {
-                        <li class="card" data-pet-id=card.id>
-                            <h2><a href=format!("/pets/{}", card.id)>{card.name}</a></h2>
-                            <p class="meta">{card.category_name}</p>
-                            <p class="meta">
-                                <StatusBadge status=card.status/>
-                                <span class="stock">{format!("{} in stock", card.quantity)}</span>
-                            </p>
-                        </li>
-                    }
-                })
-                .collect_view()}
+            {cards.into_iter().map(|card| view! { <CardItem card currency=currency.clone() heading="h2"/> }).collect_view()}
         </ul>
     }
     .into_any()
+}
+
+/// One pet's card: photo, name (the card's one link), price, category, status and
+/// stock, and the start of its description. `heading` is the level its name is, in the
+/// page's outline (`h2` in the catalog, `h3` under the pet page's own headings).
+#[component]
+pub fn CardItem(card: PetCard, currency: Currency, heading: &'static str) -> impl IntoView {
+    let href = format!("/pets/{}", card.id);
+    let name = card.name.clone();
+    let link = view! { <a href=href>{card.name.clone()}</a> };
+    let title = match heading {
+        "h3" => view! { <h3 class="card-title">{link}</h3> }.into_any(),
+        _ => view! { <h2 class="card-title">{link}</h2> }.into_any(),
+    };
+    view! {
+        <li class="card" data-pet-id=card.id>
+            <PetPhoto photo=card.photo() name sizes="(max-width: 560px) 50vw, (max-width: 1100px) 33vw, 260px"
+                loading=Loading::Lazy/>
+            <div class="card-body">
+                {title}
+                <p class="price">{price_text(&currency, card.price)}</p>
+                <p class="meta">
+                    <span>{card.category_name.clone()}</span>
+                    <StatusBadge status=card.status/>
+                    <span class="stock">{format!("{} in stock", card.quantity)}</span>
+                </p>
+                {card.description.as_deref().map(|text| view! { <p class="blurb">{blurb(text, BLURB_CHARS)}</p> })}
+            </div>
+        </li>
+    }
+}
+
+/// How much of a description a card shows.
+const BLURB_CHARS: usize = 110;
+
+/// The start of `text`, cut at a word to at most `max` characters (and an ellipsis);
+/// its first paragraph only.
+pub fn blurb(text: &str, max: usize) -> String {
+    let first = text.split("\n\n").next().unwrap_or(text).split_whitespace().collect::<Vec<_>>().join(" ");
+    if first.chars().count() <= max {
+        return first;
+    }
+    let cut: String = first.chars().take(max).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(words, _)| words);
+    format!("{}…", cut.trim_end_matches([',', '.', ';', ':']))
 }
 
 /// The filters: a plain GET form; with JavaScript, a picker chosen with the pointer
@@ -130,6 +176,7 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
             let value = Some(value).filter(|v| !v.is_empty());
             match field {
                 "status" => next.status = value,
+                "sort" => next.sort = value,
                 _ => next.category = value,
             }
             let _ = window().location().assign(&next.url(None));
@@ -158,6 +205,7 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
         }
     };
     let by_pointer = move |_| by_keyboard.set_value(false);
+    let sort = query.sort.clone().unwrap_or_default();
     view! {
         <form class="filters" method="get" action="/" role="search" aria-label="Filter pets">
             <label>
@@ -190,6 +238,20 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
                         .collect_view()}
                 </select>
             </label>
+            <label>
+                "Sort"
+                <select name="sort" on:change=on_change("sort") on:keydown=on_key("sort") on:pointerdown=by_pointer>
+                    {PetSort::VARIANTS
+                        .iter()
+                        .copied()
+                        .map(|choice| {
+                            // The default order has no value: its address stays the plain one.
+                            let value = if choice == PetSort::Added { "" } else { choice.as_str() };
+                            view! { <option value=value selected=sort == value>{choice.label()}</option> }
+                        })
+                        .collect_view()}
+                </select>
+            </label>
             <label class="search">
                 "Name"
                 <input type="search" name="q" placeholder="Search by name" maxlength="100"
@@ -197,5 +259,17 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
             </label>
             <button type="submit">"Apply"</button>
         </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blurb;
+
+    #[test]
+    fn a_blurb_is_the_first_paragraph_cut_at_a_word() {
+        assert_eq!(blurb("Short and sweet.", 110), "Short and sweet.");
+        assert_eq!(blurb("One line\nwrapped.\n\nSecond paragraph.", 110), "One line wrapped.");
+        assert_eq!(blurb("A friendly, curious dog who loves walks", 20), "A friendly, curious…");
     }
 }

@@ -10,6 +10,8 @@ const LABELS: &[(&str, &str)] = &[
     ("categoryId", "Category"),
     ("status", "Status"),
     ("description", "Description"),
+    ("price", "Price"),
+    ("sort", "Sort"),
     ("quantity", "Quantity"),
     ("petId", "Pet"),
     ("perMinute", "Per minute"),

@@ -22,6 +22,7 @@ pub mod messages;
 pub mod note;
 mod orders;
 mod pet;
+mod photo;
 mod session;
 mod widgets;
 
@@ -75,23 +76,28 @@ pub fn App() -> impl IntoView {
         <Router>
             <a class="skip-link" href="#main">"Skip to content"</a>
             <header class="site-header">
-                <nav class="nav" aria-label="Main">
+                <nav class="nav" id="site-nav" aria-label="Main">
                     <A href="/" attr:class="brand">
-                        <img src="/favicon.svg" alt="" width="22" height="22"/>
+                        <img src="/favicon.svg" alt="" width="26" height="26"/>
                         "Pet Store"
                     </A>
-                    <A href="/" exact=true>"Catalog"</A>
-                    <A href="/categories">"Categories"</A>
-                    <A href="/docs">"API docs"</A>
-                    <Transition>
-                        {move || Suspend::new(async move {
-                            let location = leptos_router::hooks::use_location();
-                            let (page, query) = (location.pathname.get_untracked(), location.search.get_untracked());
-                            let query = query.trim_start_matches('?');
-                            let path = if query.is_empty() { page } else { format!("{page}?{query}") };
-                            view! { <AccountNav caller=who.await.ok().flatten() path/> }
-                        })}
-                    </Transition>
+                    <MenuButton/>
+                    <div class="menu" id="site-menu">
+                        <div class="menu-links">
+                            <A href="/" exact=true>"Catalog"</A>
+                            <A href="/categories">"Categories"</A>
+                            <A href="/docs">"API docs"</A>
+                        </div>
+                        <Transition>
+                            {move || Suspend::new(async move {
+                                let location = leptos_router::hooks::use_location();
+                                let (page, query) = (location.pathname.get_untracked(), location.search.get_untracked());
+                                let query = query.trim_start_matches('?');
+                                let path = if query.is_empty() { page } else { format!("{page}?{query}") };
+                                view! { <AccountNav caller=who.await.ok().flatten() path/> }
+                            })}
+                        </Transition>
+                    </div>
                 </nav>
             </header>
             <main id="main" class="container">
@@ -124,10 +130,10 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// The header's account links: the caller's pages and a sign-out button, or the ways
-/// to sign in. An island, so that signing up shows its new session at once. `path` is
-/// the page's (with its query), to mark the link to it (as the router's links mark
-/// theirs) and to come back to after signing in or out.
+/// The header's account part, in one place at its end: who is signed in, their pages
+/// and a sign-out button, or the ways to sign in. An island, so that signing up shows
+/// its new session at once. `path` is the page's (with its query), to mark the link to
+/// it (as the router's links mark theirs) and to come back to after signing in or out.
 #[island]
 fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
     let shown = session::shown(caller);
@@ -139,20 +145,48 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
     move || {
         match shown.get() {
         Some(caller) => view! {
-            <a href="/orders" aria-current=current("/orders")>
-                {if caller.role == Role::Admin { "Orders" } else { "My orders" }}
-            </a>
-            {(caller.role == Role::Admin).then(|| view! { <a href="/admin" aria-current=current("/admin")>"Staff"</a> })}
-            <span class="who">{format!("Signed in ({})", caller.role.as_str())}</span>
-            <SignOutButton path=path.clone()/>
+            <div class="account" role="group" aria-label="Your account">
+                <a href="/orders" aria-current=current("/orders")>
+                    {if caller.role == Role::Admin { "Orders" } else { "My orders" }}
+                </a>
+                {(caller.role == Role::Admin).then(|| view! { <a href="/admin" aria-current=current("/admin")>"Staff"</a> })}
+                <span class="who">
+                    <span class="who-dot" aria-hidden="true"></span>
+                    {format!("Signed in · {}", caller.role.label())}
+                </span>
+                <SignOutButton path=path.clone()/>
+            </div>
         }
         .into_any(),
         None => view! {
-            <a href=sign_in_href(&path) aria-current=current("/sign-in")>"Sign in"</a>
-            <a href="/sign-up" aria-current=current("/sign-up")>"Get a key"</a>
+            <div class="account" role="group" aria-label="Your account">
+                <a href=sign_in_href(&path) class="sign-in" aria-current=current("/sign-in")>"Sign in"</a>
+                <a href="/sign-up" class="button small" aria-current=current("/sign-up")>"Get a key"</a>
+            </div>
         }
         .into_any(),
     }
+    }
+}
+
+/// The header's menu button on phones: its links fold away behind it once this runs
+/// (without JavaScript they stay in view, wrapped).
+#[island]
+fn MenuButton() -> impl IntoView {
+    let open = RwSignal::new(false);
+    // In the browser only: the header says the button works, and whether it is open.
+    Effect::new(move |_| {
+        let state = if open.get() { "open" } else { "closed" };
+        if let Some(nav) = document().get_element_by_id("site-nav") {
+            let _ = nav.set_attribute("data-menu", state);
+        }
+    });
+    view! {
+        <button type="button" class="menu-toggle" aria-controls="site-menu"
+            aria-expanded=move || open.get().to_string() on:click=move |_| open.update(|open| *open = !*open)>
+            <span class="menu-icon" aria-hidden="true"></span>
+            "Menu"
+        </button>
     }
 }
 
@@ -224,7 +258,7 @@ fn NotFound() -> impl IntoView {
 /// simply served the page without it.) Keep in step with the pages' `use_query_map`.
 pub fn query_parameters(path: &str) -> &'static [&'static str] {
     match path {
-        "/" => &["status", "category", "q", "cursor"],
+        "/" => &["status", "category", "q", "sort", "cursor"],
         "/sign-in" | "/sign-up" => &["next"],
         "/orders" | "/admin/orders" => &["state", "pet", "cursor"],
         "/admin/pets" => &["q", "cursor"],

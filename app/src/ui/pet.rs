@@ -1,4 +1,5 @@
-//! One pet: name, category, status and stock.
+//! One pet: its photo, name, price, stock and description, the order form with its
+//! total, and more pets of its category.
 
 use leptos::prelude::*;
 
@@ -6,12 +7,14 @@ use crate::ui::data;
 use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_params_map;
 
+use super::catalog::CardItem;
 use super::note::{Done, Note, NoteView, from_flash};
+use super::photo::{Loading, PetPhoto};
 use super::sign_in_href;
-use super::widgets::{ErrorNotice, StatusBadge, set_status_404};
+use super::widgets::{ErrorNotice, StatusBadge, price_text, set_status_404, store_currency};
 use crate::error::ErrorCode;
-use crate::model::{PetCard, PetStatus};
-use crate::server_fns::{PlaceOrder, pet, viewer};
+use crate::model::{Currency, PetCard, PetStatus};
+use crate::server_fns::{PlaceOrder, more_like, pet, viewer};
 
 #[component]
 pub fn PetPage() -> impl IntoView {
@@ -25,11 +28,18 @@ pub fn PetPage() -> impl IntoView {
             None => Ok(None),
         }
     });
+    let others = data::resource(id, |id| async move {
+        match id {
+            Some(id) => more_like(id).await.unwrap_or_default(),
+            None => Vec::new(),
+        }
+    });
+    let currency = store_currency();
 
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
-                let path = path.clone();
+                let (path, currency) = (path.clone(), currency.clone());
                 Suspend::new(async move {
                     match card.await {
                         Ok(Some(card)) => {
@@ -44,9 +54,24 @@ pub fn PetPage() -> impl IntoView {
                             });
                             let note = Note::for_form::<PlaceOrder>(&note, Some(card.id));
                             let order_key = signed_in.then(form_key);
+                            let others = others.await;
                             view! {
                                 <PageTitle text=card.name.clone()/>
-                                <PetDetails card signed_in=order_key note sign_in=sign_in_href(&path)/>
+                                <article class="pet">
+                                    <div class="pet-photo">
+                                        <PetPhoto photo=card.photo() name=card.name.clone()
+                                            sizes="(max-width: 800px) 100vw, 560px" loading=Loading::Eager/>
+                                    </div>
+                                    <div class="pet-about">
+                                        <p class="crumbs"><a href="/">"Catalog"</a> " / "
+                                            <a href=format!("/?category={}", card.category_id)>{card.category_name.clone()}</a>
+                                        </p>
+                                        <PetDetails card=card.clone() currency=currency.clone() signed_in=order_key note
+                                            sign_in=sign_in_href(&path)/>
+                                        <Description text=card.description.clone()/>
+                                    </div>
+                                </article>
+                                <MoreLike card others currency/>
                             }
                             .into_any()
                         }
@@ -60,6 +85,39 @@ pub fn PetPage() -> impl IntoView {
     }
 }
 
+/// The description's paragraphs (plain text: blank lines part them).
+#[component]
+fn Description(text: Option<String>) -> impl IntoView {
+    text.map(|text| {
+        let paragraphs: Vec<String> =
+            text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect();
+        view! {
+            <section class="description" aria-label="About">
+                {paragraphs.into_iter().map(|paragraph| view! { <p>{paragraph}</p> }).collect_view()}
+            </section>
+        }
+    })
+}
+
+/// "More in Dogs": other pets of the category that can be ordered now.
+#[component]
+fn MoreLike(card: PetCard, others: Vec<PetCard>, currency: Currency) -> impl IntoView {
+    (!others.is_empty()).then(|| {
+        view! {
+            <section class="more" aria-labelledby="more-title">
+                <h2 id="more-title">{format!("More in {}", card.category_name)}</h2>
+                <ul class="cards cards-row">
+                    {others
+                        .into_iter()
+                        .map(|other| view! { <CardItem card=other currency=currency.clone() heading="h3"/> })
+                        .collect_view()}
+                </ul>
+                <p><a href=format!("/?category={}", card.category_id)>{format!("All of {}", card.category_name)}</a></p>
+            </section>
+        }
+    })
+}
+
 /// A new idempotency key for an order form, made as the page is rendered (so the form
 /// without JavaScript carries it too).
 fn form_key() -> String {
@@ -69,11 +127,17 @@ fn form_key() -> String {
     String::new()
 }
 
-/// The pet and the order box: an island, so that stock and status follow each order
-/// at once. `signed_in` is the order form's idempotency key when someone is; `note`
-/// what an order sent without JavaScript did.
+/// The pet's name, price, the order box and its facts (category, status, stock): an
+/// island, so that stock and status follow each order at once. `signed_in` is the order form's idempotency
+/// key when someone is; `note` what an order sent without JavaScript did.
 #[island]
-fn PetDetails(card: PetCard, signed_in: Option<String>, note: Option<Note>, sign_in: String) -> impl IntoView {
+fn PetDetails(
+    card: PetCard,
+    currency: Currency,
+    signed_in: Option<String>,
+    note: Option<Note>,
+    sign_in: String,
+) -> impl IntoView {
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
     let shown = RwSignal::new(card);
@@ -97,35 +161,33 @@ fn PetDetails(card: PetCard, signed_in: Option<String>, note: Option<Note>, sign
     move || {
         let card = shown.get();
         view! {
-            <article class="pet">
-                <p class="crumbs"><a href="/">"Catalog"</a> " / "
-                    <a href=format!("/?category={}", card.category_id)>{card.category_name.clone()}</a>
-                </p>
-                <h1>{card.name.clone()}</h1>
-                <dl class="facts">
-                    <dt>"Category"</dt>
-                    <dd>{card.category_name.clone()}</dd>
-                    <dt>"Status"</dt>
-                    <dd><StatusBadge status=card.status/></dd>
-                    <dt>"In stock"</dt>
-                    <dd class="stock">{card.quantity}</dd>
-                    <dt>"Pet id"</dt>
-                    <dd><code>{card.id}</code></dd>
-                </dl>
-                <OrderBox card place form_key=signed_in.clone() note=note.clone() sign_in=sign_in.clone()/>
-            </article>
+            <h1>{card.name.clone()}</h1>
+            <p class="price price-large">{price_text(&currency, card.price)}</p>
+            <OrderBox card=card.clone() currency=currency.clone() place form_key=signed_in.clone() note=note.clone()
+                sign_in=sign_in.clone()/>
+            <dl class="facts">
+                <dt>"Category"</dt>
+                <dd>{card.category_name.clone()}</dd>
+                <dt>"Status"</dt>
+                <dd><StatusBadge status=card.status/></dd>
+                <dt>"In stock"</dt>
+                <dd class="stock">{card.quantity}</dd>
+                <dt>"Pet id"</dt>
+                <dd><code>{card.id}</code></dd>
+            </dl>
         }
     }
 }
 
-/// Ordering from the pet page: a quantity and a button, or why it cannot be ordered.
-/// The form's idempotency key is the page's, numbered by the submissions made from it:
-/// a double click (or a form sent twice) carries the same key and places one order,
-/// and each answered submission moves on to the next key, so ordering again on purpose
-/// is a new order.
+/// Ordering from the pet page: a quantity, the total it comes to, and a button; or why
+/// it cannot be ordered. The form's idempotency key is the page's, numbered by the
+/// submissions made from it: a double click (or a form sent twice) carries the same key
+/// and places one order, and each answered submission moves on to the next key, so
+/// ordering again on purpose is a new order.
 #[component]
 fn OrderBox(
     card: PetCard,
+    currency: Currency,
     place: ServerAction<PlaceOrder>,
     form_key: Option<String>,
     note: Option<Note>,
@@ -144,8 +206,12 @@ fn OrderBox(
         None => note.clone().map(|note| view! { <div class="notice-line"><NoteView note/></div> }).into_any(),
     };
     let form = match form_key {
-        None => view! { <p><a href=sign_in>"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."</p> }
-            .into_any(),
+        None => view! {
+            <p class="sign-in-to-order">
+                <a href=sign_in>"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."
+            </p>
+        }
+        .into_any(),
         Some(_) if card.status != PetStatus::Available || card.quantity == 0 => {
             view! { <p class="empty">"Not available to order right now."</p> }.into_any()
         }
@@ -155,14 +221,25 @@ fn OrderBox(
                 sent => format!("{key}-{sent}"),
             };
             let pending = place.pending();
+            // The total follows the quantity as it is typed (shown for one without
+            // JavaScript).
+            let quantity = RwSignal::new(1_i64);
+            let total = card.price.map(|price| {
+                move || {
+                    let units = quantity.get().clamp(1, 1_000);
+                    format!("Total {}", currency.format(price.saturating_mul(units)))
+                }
+            });
             view! {
                 <ActionForm action=place attr:class="order-form">
                     <input type="hidden" name="pet_id" value=card.id/>
                     <input type="hidden" name="idempotency_key" value=key/>
                     <label>
                         "Quantity"
-                        <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required/>
+                        <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required
+                            on:input=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))/>
                     </label>
+                    {total.map(|total| view! { <output class="total" aria-live="polite">{total}</output> })}
                     <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()>
                         {move || if pending.get() { "Ordering…" } else { "Order" }}
                     </button>

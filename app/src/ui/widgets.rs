@@ -149,6 +149,21 @@ pub fn encode(value: &str) -> String {
     out
 }
 
+/// The store's currency (`--currency`), as the server was started with it. Pages are
+/// drawn on the server (islands get it as a prop), so the browser never asks for it.
+pub fn store_currency() -> crate::model::Currency {
+    #[cfg(feature = "ssr")]
+    if let Some(services) = use_context::<crate::services::Services>() {
+        return services.currency.clone();
+    }
+    crate::model::Currency::default()
+}
+
+/// A pet's price as the shop shows it, or that it has none yet.
+pub fn price_text(currency: &crate::model::Currency, price: Option<i64>) -> String {
+    price.map_or_else(|| "Price on request".to_owned(), |price| currency.format(price))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,27 @@ use crate::AppState;
 /// Largest request body the API reads (contract: "Request bodies over 64 KiB get 413").
 pub const BODY_LIMIT: usize = 64 * 1024;
 
+/// The largest body a request may send: a photo upload's (`PUT /pets/{petId}/photo`)
+/// is the photo itself, up to 5 MiB; every other body is JSON, up to [`BODY_LIMIT`].
+pub fn body_limit(method: &axum::http::Method, path: &str) -> usize {
+    if is_photo_upload(method, path) { app::services::photos::MAX_UPLOAD_BYTES } else { BODY_LIMIT }
+}
+
+/// Whether a request is a photo upload (`PUT /api/v1/pets/{petId}/photo`).
+pub fn is_photo_upload(method: &axum::http::Method, path: &str) -> bool {
+    *method == axum::http::Method::PUT
+        && path
+            .strip_prefix(super::BASE)
+            .and_then(|rest| rest.strip_prefix("/pets/"))
+            .and_then(|rest| rest.strip_suffix("/photo"))
+            .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+}
+
+/// The 413 for a body over `limit`.
+pub fn too_large(limit: usize) -> AppError {
+    AppError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {limit} bytes"))
+}
+
 /// A JSON body deserialized into `T`. `T`'s types reject unknown fields.
 pub struct Json<T>(pub T);
 
@@ -31,22 +52,24 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Json<T> {
     }
 }
 
-/// The body's bytes, at most [`BODY_LIMIT`] (413 beyond, 400 when it cannot be read),
-/// all of it within the request timeout (408 when it has not arrived by then, however
-/// steadily it trickles in; the layers of `ops::wrap` answer 503 a second later).
+/// The body's bytes, at most [`body_limit`] for the request (413 beyond, 400 when it
+/// cannot be read), all of it within the request timeout (408 when it has not arrived
+/// by then, however steadily it trickles in; the layers of `ops::wrap` answer 503 a
+/// second later).
 pub struct RawBody(pub Bytes);
 
 impl FromRequest<AppState> for RawBody {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
+        let limit = body_limit(req.method(), req.uri().path());
         let deadline = crate::ops::scope::arrived() + state.config.request_timeout;
         let read = tokio::time::timeout_at(deadline, Bytes::from_request(req, state))
             .await
             .map_err(|_| AppError::new(ErrorCode::RequestTimeout, "the request body did not arrive in time"))?;
         read.map(RawBody).map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                AppError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {BODY_LIMIT} bytes"))
+                too_large(limit)
             } else {
                 AppError::new(ErrorCode::BadRequest, format!("the request body could not be read: {rejection}"))
             }

@@ -56,8 +56,9 @@ pub fn service(state: AppState) -> impl HttpService {
 /// `bench-internals` feature, which the binary users run is never built with).
 #[cfg(feature = "bench-internals")]
 pub fn service_without_guard(state: AppState, caller: app::model::Caller) -> impl HttpService {
-    let trust = axum::middleware::from_fn(move |request, next| async move {
-        json_error_for_bare_413(auth::trust(caller, request, next).await)
+    let trust = axum::middleware::from_fn(move |request: Request, next| async move {
+        let limit = extract::body_limit(request.method(), request.uri().path());
+        json_error_for_bare_413(auth::trust(caller, request, next).await, limit)
     });
     ServiceBuilder::new().layer(trust).service(routes(state))
 }
@@ -72,14 +73,28 @@ fn routes(state: AppState) -> impl HttpService {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);
+    let inner = ServiceBuilder::new()
+        // The limit below is the one that holds (axum's own, 2 MB, would be a second).
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
+        .service(router);
+    // Bodies are cut off at the limit as they arrive, with or without a Content-Length;
+    // a Content-Length over it is refused before the handler runs. A photo upload has a
+    // limit of its own (`extract::body_limit`).
+    let limited = |limit: usize| {
+        ServiceBuilder::new()
+            .map_response(IntoResponse::into_response)
+            .layer(RequestBodyLimitLayer::new(limit))
+            .service(inner.clone())
+    };
+    let by_route = Split {
+        goes_left: |request: &Request| extract::is_photo_upload(request.method(), request.uri().path()),
+        left: limited(app::services::photos::MAX_UPLOAD_BYTES),
+        right: limited(extract::BODY_LIMIT),
+    };
     ServiceBuilder::new()
         .map_response(move |response: Response| absolute_links(response, public_url.as_deref()))
-        .map_response(IntoResponse::into_response)
-        // Bodies are cut off at the limit as they arrive, with or without a
-        // Content-Length; a Content-Length over it is refused before the handler runs.
-        .layer(RequestBodyLimitLayer::new(extract::BODY_LIMIT))
-        .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
-        .service(router)
+        .service(by_route)
 }
 
 /// The route template an API path belongs to (`/api/v1/pets/{petId}`), for the
@@ -109,28 +124,30 @@ pub fn is_api_path(path: &str) -> bool {
 /// API, all others to the site. Split by the path's prefix before any router, so that
 /// an API request is routed once, by the API's own router.
 pub fn in_front_of<S: HttpService>(api: impl HttpService, site: S) -> impl HttpService {
-    InFront { api, site }
+    Split { goes_left: |request: &Request| is_api_path(request.uri().path()), left: api, right: site }
 }
 
+/// Two services, and which of them a request goes to.
 #[derive(Clone)]
-struct InFront<A, S> {
-    api: A,
-    site: S,
+struct Split<L, R> {
+    goes_left: fn(&Request) -> bool,
+    left: L,
+    right: R,
 }
 
-impl<A: HttpService, S: HttpService> Service<Request> for InFront<A, S> {
+impl<L: HttpService, R: HttpService> Service<Request> for Split<L, R> {
     type Response = Response;
     type Error = Infallible;
-    type Future = EitherResponseFuture<A::Future, S::Future>;
+    type Future = EitherResponseFuture<L::Future, R::Future>;
 
     fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
-        std::task::ready!(self.api.poll_ready(cx))?;
-        self.site.poll_ready(cx)
+        std::task::ready!(self.left.poll_ready(cx))?;
+        self.right.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
         let mut target =
-            if is_api_path(request.uri().path()) { Either::Left(&mut self.api) } else { Either::Right(&mut self.site) };
+            if (self.goes_left)(&request) { Either::Left(&mut self.left) } else { Either::Right(&mut self.right) };
         target.call(request)
     }
 }
@@ -160,6 +177,7 @@ impl<S: HttpService> Service<Request> for EveryRequest<S> {
     fn call(&mut self, request: Request) -> Self::Future {
         let path = request.uri().path();
         let stability = openapi::stability(request.method().as_str(), path.strip_prefix(BASE).unwrap_or(path));
+        let limit = extract::body_limit(request.method(), path);
         // The guard may wait (a key read from the database) before the routes are
         // called: the future takes a ready clone, and leaves this one (tower's rule
         // for calling a service later than `call`).
@@ -169,7 +187,7 @@ impl<S: HttpService> Service<Request> for EveryRequest<S> {
         Box::pin(async move {
             let mut response = auth::guard(&state, request, |request| async move {
                 let Ok(response) = inner.call(request).await;
-                json_error_for_bare_413(response)
+                json_error_for_bare_413(response, limit)
             })
             .await;
             if let Some(stability) = stability {
@@ -208,15 +226,11 @@ async fn method_not_allowed(method: Method, uri: OriginalUri) -> AppError {
 
 /// `RequestBodyLimitLayer` answers an oversized Content-Length itself, with a plain-text
 /// body; give it the Error shape like every other API error.
-fn json_error_for_bare_413(response: Response) -> Response {
+fn json_error_for_bare_413(response: Response, limit: usize) -> Response {
     let is_bare_413 = response.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE
         && response.headers().get(header::CONTENT_TYPE).is_none_or(|v| v != "application/json");
     if is_bare_413 {
-        return AppError::new(
-            ErrorCode::PayloadTooLarge,
-            format!("the request body is larger than {} bytes", extract::BODY_LIMIT),
-        )
-        .into_response();
+        return extract::too_large(limit).into_response();
     }
     response
 }

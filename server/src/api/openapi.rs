@@ -90,6 +90,7 @@ pub fn routes(config: &Config) -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let documented = [
         routes!(pets::list_pets, pets::create_pet),
         routes!(pets::get_pet, pets::replace_pet, pets::delete_pet),
+        routes!(pets::set_photo, pets::delete_photo),
         routes!(categories::list_categories, categories::create_category),
         routes!(categories::get_category, categories::replace_category, categories::delete_category),
         routes!(inventory::list_inventory),
@@ -157,6 +158,25 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
     let sunset = config.sunset.date().to_string();
     if let Some(public_url) = &config.public_url {
         document.servers = Some(vec![utoipa::openapi::server::Server::new(format!("{public_url}{BASE}"))]);
+    }
+    // Prices are numbers in minor units: the currency they count is the store's.
+    let currency = &config.currency;
+    document.info.extensions.get_or_insert_with(Default::default).merge(
+        ExtensionsBuilder::new()
+            .add("x-currency", currency.code.clone())
+            .add("x-currency-digits", currency.digits)
+            .build(),
+    );
+    if let Some(description) = document.info.description.as_mut() {
+        description.push_str(&format!(
+            "\n\nPrices (`price`, `unitPrice`, `total`) are integers in minor units of the store's currency, \
+             `info.x-currency` ({}, with {} decimals: {} is written `{}`). Photos are served outside the API, \
+             at the paths of a pet's `photoUrls`, without a key.",
+            currency.code,
+            currency.digits,
+            12_900,
+            currency.format(12_900),
+        ));
     }
     document.info.contact = Some(
         utoipa::openapi::ContactBuilder::new()
@@ -263,6 +283,9 @@ mod for_generators {
                 if operation.get("operationId") == Some(&json!("createKey")) {
                     operation.insert("requestBody".into(), sign_up_or_new_key());
                 }
+                if operation.get("operationId") == Some(&json!("setPetPhoto")) {
+                    operation.insert("requestBody".into(), photo_body());
+                }
             }
         }
     }
@@ -321,12 +344,21 @@ mod for_generators {
     /// One example per resource a client reads or sends most.
     fn examples() -> [(&'static str, Value); 7] {
         [
-            ("Pet", json!({"id": 10, "name": "Rex", "categoryId": 1, "status": "available"})),
-            ("NewPet", json!({"name": "Rex", "categoryId": 1})),
+            (
+                "Pet",
+                json!({"id": 10, "name": "Rex", "categoryId": 1, "status": "available",
+                       "description": "A calm beagle who loves long walks.", "price": 12_900,
+                       "photoUrls": ["/media/pets/10/3f2a9c41d07e5b68-320.webp", "/media/pets/10/3f2a9c41d07e5b68-640.webp",
+                                     "/media/pets/10/3f2a9c41d07e5b68-1280.webp"]}),
+            ),
+            ("NewPet", json!({"name": "Rex", "categoryId": 1, "price": 12_900})),
             ("Category", json!({"id": 1, "name": "Dogs", "description": "Loyal friends"})),
             ("InventoryItem", json!({"petId": 10, "quantity": 3, "status": "available"})),
             ("NewOrder", json!({"petId": 10, "quantity": 1})),
-            ("Order", json!({"id": 7, "petId": 10, "quantity": 1, "complete": false})),
+            (
+                "Order",
+                json!({"id": 7, "petId": 10, "quantity": 2, "complete": false, "unitPrice": 12_900, "total": 25_800}),
+            ),
             ("Error", json!({"code": "insufficient_stock", "message": "only 2 of pet 10 in stock", "status": 409})),
         ]
     }
@@ -360,6 +392,20 @@ mod for_generators {
                 section.extend(added);
             }
         }
+    }
+
+    /// A photo upload's body: the image's bytes, as one of three types.
+    fn photo_body() -> Value {
+        let image = |media_type: &str| json!({"schema": {"type": "string", "format": "binary", "contentMediaType": media_type}});
+        json!({
+            "description": "The image itself (not a form), at most 5 MiB",
+            "required": true,
+            "content": {
+                "image/jpeg": image("image/jpeg"),
+                "image/png": image("image/png"),
+                "image/webp": image("image/webp"),
+            },
+        })
     }
 
     /// An admin sends `NewApiKey`; anyone else `SignUp`, or nothing at all.

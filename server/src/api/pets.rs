@@ -2,7 +2,7 @@
 
 use app::error::{AppError, AppResult, ErrorCode};
 use app::model::{NewPet, Pet};
-use app::services::{paging::PageRequest, pets, validate};
+use app::services::{paging::PageRequest, pets, photos, validate};
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use utoipa::IntoParams;
 
 use super::auth::{Admin, Customer};
-use super::extract::{Id, Json, Query};
+use super::extract::{Id, Json, Query, RawBody};
 use super::{AuthErrors, BodyErrors, ListErrors, location, paged};
 use crate::{AppState, Config};
 
@@ -167,6 +167,53 @@ pub async fn replace_pet(
     ))]
 pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
     pets::delete(&state.db, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Set a pet's photo
+///
+/// The body is the image itself, sent as `image/jpeg`, `image/png` or `image/webp`, at
+/// most 5 MiB. The store decodes it, turns it upright (EXIF orientation), keeps only
+/// its pixels (no metadata) and stores it as WebP 320, 640 and 1280 pixels wide (never
+/// enlarged); the pet's `photoUrls` name them, with the content's hash in each URL. A
+/// new photo replaces the one before.
+#[utoipa::path(put, path = "/pets/{petId}/photo", tag = "Pets", operation_id = "setPetPhoto",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    responses(
+        (status = 200, description = "The pet, its `photoUrls` naming the new photo", body = Pet),
+        (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        (status = 408, description = "The body did not fully arrive within the request timeout (`request_timeout`)", body = AppError),
+        (status = 413, description = "The body is over 5 MiB (`payload_too_large`)", body = AppError),
+        (status = 415, description = "The body is not sent as `image/jpeg`, `image/png` or `image/webp` (`unsupported_media_type`)", body = AppError),
+        (status = 422, description = "The body is not the image its Content-Type says, is damaged, or has more than 50 megapixels or 20,000 pixels a side (`invalid_image`)", body = AppError),
+        AuthErrors,
+    ))]
+pub async fn set_photo(
+    _: Admin,
+    State(state): State<AppState>,
+    Id(id): Id,
+    headers: HeaderMap,
+    RawBody(bytes): RawBody,
+) -> AppResult<axum::Json<Pet>> {
+    let content_type = headers.get(header::CONTENT_TYPE).map(|value| value.to_str().unwrap_or("(not text)"));
+    photos::set(&state.db, id, content_type, bytes).await.map(axum::Json)
+}
+
+/// Remove a pet's photo
+///
+/// The pet has no photo from then on (`photoUrls` is empty); its old URLs answer 404.
+/// Answers 204 whether or not it had one.
+#[utoipa::path(delete, path = "/pets/{petId}/photo", tag = "Pets", operation_id = "deletePetPhoto",
+    params(("petId" = i64, Path, description = "Id of the pet", minimum = 1)),
+    responses(
+        (status = 204, description = "The pet has no photo"),
+        (status = 400, description = "`petId` is not an integer (`bad_request`)", body = AppError),
+        (status = 404, description = "No such pet (`not_found`)", body = AppError),
+        AuthErrors,
+    ))]
+pub async fn delete_photo(_: Admin, State(state): State<AppState>, Id(id): Id) -> AppResult<StatusCode> {
+    photos::remove(&state.db, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

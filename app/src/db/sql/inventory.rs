@@ -32,6 +32,16 @@ pub async fn state(conn: &mut Conn, pet_id: i64) -> AppResult<Option<(PetStatus,
     .await)?)
 }
 
+/// A pet's status, stock and price, inside the write transaction that places an order.
+pub async fn state_and_price(conn: &mut Conn, pet_id: i64) -> AppResult<Option<(PetStatus, i64, Option<i64>)>> {
+    Ok(on_conn!(conn, |c| sqlx::query_as(
+        "SELECT p.status, i.quantity, p.price FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = $1"
+    )
+    .bind(pet_id)
+    .fetch_optional(c)
+    .await)?)
+}
+
 pub async fn set_status(conn: &mut Conn, pet_id: i64, status: PetStatus) -> AppResult<()> {
     on_conn!(conn, |c| sqlx::query("UPDATE pets SET status = $1 WHERE id = $2")
         .bind(status)

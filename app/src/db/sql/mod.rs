@@ -9,6 +9,7 @@ pub mod inventory;
 pub mod keys;
 pub mod orders;
 pub mod pets;
+pub mod photos;
 pub mod rate_limits;
 pub mod retention;
 

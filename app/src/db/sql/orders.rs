@@ -10,12 +10,21 @@ use crate::model::{Caller, NewOrder, OrderFilter, OrderHistoryFilter, OrderState
 use crate::services::orders::OrderRow;
 use crate::services::paging::PageRequest;
 
-const COLUMNS: &str = "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at FROM orders";
+const COLUMNS: &str =
+    "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at, unit_price, total FROM orders";
 
-pub async fn insert(conn: &mut Conn, now: i64, key_id: i64, order: &NewOrder) -> AppResult<i64> {
+/// Inserts an open order, with what it costs (`unit_price` and its total, when the pet
+/// has a price).
+pub async fn insert(
+    conn: &mut Conn,
+    now: i64,
+    key_id: i64,
+    order: &NewOrder,
+    price: Option<(i64, i64)>,
+) -> AppResult<i64> {
     Ok(on_conn!(conn, |c| sqlx::query_scalar(
-        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at, unit_price, total)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
     )
     .bind(order.pet_id)
     .bind(key_id)
@@ -23,6 +32,8 @@ pub async fn insert(conn: &mut Conn, now: i64, key_id: i64, order: &NewOrder) ->
     .bind(&order.ship_date)
     .bind(false)
     .bind(now)
+    .bind(price.map(|(unit, _)| unit))
+    .bind(price.map(|(_, total)| total))
     .fetch_one(c)
     .await)?)
 }
@@ -102,7 +113,7 @@ fn push_history<DB: Database>(
 {
     sql.push(
         "SELECT o.id, o.pet_id, o.key_id, o.quantity, o.ship_date, o.complete, o.created_at, o.cancelled_at,
-                p.name AS pet_name
+                o.unit_price, o.total, p.name AS pet_name
          FROM orders o LEFT JOIN pets p ON p.id = o.pet_id WHERE 1 = 1",
     );
     if page.after > 0 {

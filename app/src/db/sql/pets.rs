@@ -6,9 +6,12 @@ use super::{Conn, on_conn, on_pool};
 use crate::db::{Db, Engine};
 use crate::error::AppResult;
 use crate::model::{PetCard, PetFilter, PetStatus};
-use crate::services::paging::PageRequest;
 
-const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
+const CARD_FIELDS: &str = "p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity,
+     p.description, p.price, p.photo_hash";
+
+const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity,
+     p.description, p.price, p.photo_hash
      FROM pets p
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
@@ -16,8 +19,8 @@ const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS catego
 /// SQLite's cards driven by its name index (`pet_names`, an FTS5 table of trigrams of
 /// the folded names), which is read in id order: the page ends the search, however
 /// many names match. (`CROSS JOIN` keeps the index the outer loop.)
-const SQLITE_INDEXED_CARD_COLUMNS: &str =
-    "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status, i.quantity
+const SQLITE_INDEXED_CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status,
+     i.quantity, p.description, p.price, p.photo_hash
      FROM pet_names
      CROSS JOIN pets p ON p.id = pet_names.rowid
      JOIN categories c ON c.id = p.category_id
@@ -28,18 +31,48 @@ const SQLITE_INDEXED_CARD_COLUMNS: &str =
 /// the page is full.
 pub const INDEXED_SEARCH_MIN_CHARS: usize = 3;
 
-/// The cards after `page.after` matching `filter` (`name_key_part`: the folded search
-/// text, contained in the folded name), by id, one more than the page holds.
+/// The price a pet without one sorts by: after every real price.
+pub const NO_PRICE_SORTS_AS: i64 = i64::MAX;
+
+/// Where a page of cards starts, in the order it is read in: after the last card of
+/// the page before (its id, and its name key or price for those orders).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Keyset {
+    /// By id, after this id (0: from the start).
+    Id(i64),
+    /// By id, latest first, before this id (`None`: from the start).
+    Newest(Option<i64>),
+    /// By folded name, then id.
+    Name(Option<(String, i64)>),
+    /// By price ([`NO_PRICE_SORTS_AS`] for none), then id.
+    Price(Option<(i64, i64)>),
+}
+
+impl Keyset {
+    /// Where the page after `card` starts, in this order.
+    pub fn after(&self, card: &PetCard) -> Keyset {
+        match self {
+            Keyset::Id(_) => Keyset::Id(card.id),
+            Keyset::Newest(_) => Keyset::Newest(Some(card.id)),
+            Keyset::Name(_) => Keyset::Name(Some((crate::services::validate::fold(&card.name), card.id))),
+            Keyset::Price(_) => Keyset::Price(Some((card.price.unwrap_or(NO_PRICE_SORTS_AS), card.id))),
+        }
+    }
+}
+
+/// The cards from `from` on matching `filter` (`name_key_part`: the folded search
+/// text, contained in the folded name), `limit` of them.
 pub async fn cards(
     db: &Db,
     filter: &PetFilter,
     name_key_part: Option<&str>,
-    page: PageRequest,
+    from: &Keyset,
+    limit: i64,
 ) -> AppResult<Vec<PetCard>> {
     let engine = db.engine();
     Ok(on_pool!(db, |pool| {
         let mut sql = QueryBuilder::new("");
-        push_cards(&mut sql, engine, filter, name_key_part, page);
+        push_cards(&mut sql, engine, filter, name_key_part, from, limit);
         sql.build_query_as().fetch_all(pool).await
     })?)
 }
@@ -50,29 +83,32 @@ fn push_cards<DB: Database>(
     engine: Engine,
     filter: &PetFilter,
     name_key_part: Option<&str>,
-    page: PageRequest,
+    from: &Keyset,
+    limit: i64,
 ) where
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     String: for<'q> Encode<'q, DB> + Type<DB>,
     PetStatus: for<'q> Encode<'q, DB> + Type<DB>,
 {
     let indexed = name_key_part.filter(|part| part.chars().count() >= INDEXED_SEARCH_MIN_CHARS);
+    // SQLite's name index drives the read in id order (either way): the page ends the
+    // search. The other orders read the matches from it and sort them.
+    let by_index = indexed.is_some() && engine == Engine::Sqlite;
+    let id = if by_index { "pet_names.rowid" } else { "p.id" };
     match (indexed, engine) {
         (Some(part), Engine::Sqlite) => {
             sql.push(SQLITE_INDEXED_CARD_COLUMNS);
             sql.push(" WHERE pet_names MATCH ").push_bind(phrase(part));
-            sql.push(" AND pet_names.rowid > ").push_bind(page.after);
         }
         // PostgreSQL's trigram index (`pets_name_trigrams`, pg_trgm) answers LIKE; the
         // planner weighs it against reading the primary key in order.
         (Some(part), Engine::Postgres) => {
             sql.push(CARD_COLUMNS);
-            sql.push(" WHERE p.id > ").push_bind(page.after);
-            sql.push(" AND p.name_key LIKE ").push_bind(like_contains(part));
+            sql.push(" WHERE p.name_key LIKE ").push_bind(like_contains(part));
         }
         (None, _) => {
             sql.push(CARD_COLUMNS);
-            sql.push(" WHERE p.id > ").push_bind(page.after);
+            sql.push(" WHERE 1 = 1");
             if let Some(part) = name_key_part {
                 sql.push(" AND instr(p.name_key, ").push_bind(part.to_owned()).push(") > 0");
             }
@@ -92,9 +128,40 @@ fn push_cards<DB: Database>(
         }
         sql.push(")");
     }
-    let by_index = indexed.is_some() && engine == Engine::Sqlite;
-    sql.push(if by_index { " ORDER BY pet_names.rowid" } else { " ORDER BY p.id" });
-    sql.push(" LIMIT ").push_bind(page.fetch_limit());
+    // Each order as its index (pets_by_name, pets_by_price) has it, so that it is read
+    // in order; name keys compare bytewise on both engines.
+    let name = match engine {
+        Engine::Sqlite => "p.name_key",
+        Engine::Postgres => "p.name_key COLLATE \"C\"",
+    };
+    let price = format!("COALESCE(p.price, {NO_PRICE_SORTS_AS})");
+    match from {
+        Keyset::Id(after) => {
+            sql.push(format!(" AND {id} > ")).push_bind(*after);
+            sql.push(format!(" ORDER BY {id}"));
+        }
+        Keyset::Newest(before) => {
+            if let Some(before) = before {
+                sql.push(format!(" AND {id} < ")).push_bind(*before);
+            }
+            sql.push(format!(" ORDER BY {id} DESC"));
+        }
+        Keyset::Name(after) => {
+            if let Some((key, after_id)) = after {
+                sql.push(format!(" AND ({name}, p.id) > (")).push_bind(key.clone());
+                sql.push(", ").push_bind(*after_id).push(")");
+            }
+            sql.push(format!(" ORDER BY {name}, p.id"));
+        }
+        Keyset::Price(after) => {
+            if let Some((value, after_id)) = after {
+                sql.push(format!(" AND ({price}, p.id) > (")).push_bind(*value);
+                sql.push(", ").push_bind(*after_id).push(")");
+            }
+            sql.push(format!(" ORDER BY {price}, p.id"));
+        }
+    }
+    sql.push(" LIMIT ").push_bind(limit);
 }
 
 /// `text` as one FTS5 phrase: rows whose name holds its trigrams one after another,
@@ -124,6 +191,37 @@ pub async fn card(db: &Db, id: i64) -> AppResult<Option<PetCard>> {
     Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await)?)
 }
 
+/// The card as a write transaction has left it (what the write answers with).
+pub async fn card_in(conn: &mut Conn, id: i64) -> AppResult<Option<PetCard>> {
+    let sql = format!("{CARD_COLUMNS} WHERE p.id = $1");
+    Ok(on_conn!(conn, |c| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(c).await)?)
+}
+
+/// Up to `limit` other pets of `category_id` that can be ordered, latest first (the pet
+/// page's "more in this category").
+pub async fn others_in_category(db: &Db, category_id: i64, except: i64, limit: i64) -> AppResult<Vec<PetCard>> {
+    let sql = format!(
+        "SELECT {CARD_FIELDS} FROM pets p
+         JOIN categories c ON c.id = p.category_id
+         JOIN inventory i ON i.pet_id = p.id
+         WHERE p.category_id = $1 AND p.id <> $2 AND p.status = $3
+         ORDER BY p.id DESC LIMIT $4"
+    );
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(category_id)
+        .bind(except)
+        .bind(PetStatus::Available)
+        .bind(limit)
+        .fetch_all(pool)
+        .await)?)
+}
+
+/// What a pet's row holds besides its name, category and status.
+pub struct Content<'a> {
+    pub description: Option<&'a str>,
+    pub price: Option<i64>,
+}
+
 /// Inserts a pet with its inventory row; returns its id.
 pub async fn insert(
     conn: &mut Conn,
@@ -131,16 +229,20 @@ pub async fn insert(
     name_key: &str,
     category_id: i64,
     status: PetStatus,
+    content: Content<'_>,
     stock: i64,
 ) -> AppResult<i64> {
     Ok(on_conn!(conn, |c| {
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO pets (name, name_key, category_id, status) VALUES ($1, $2, $3, $4) RETURNING id",
+            "INSERT INTO pets (name, name_key, category_id, status, description, price)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
         )
         .bind(name)
         .bind(name_key)
         .bind(category_id)
         .bind(status)
+        .bind(content.description)
+        .bind(content.price)
         .fetch_one(&mut *c)
         .await?;
         sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES ($1, $2)")
@@ -152,19 +254,31 @@ pub async fn insert(
     })?)
 }
 
-pub async fn rename(conn: &mut Conn, id: i64, name: &str, name_key: &str, category_id: i64) -> AppResult<()> {
-    on_conn!(conn, |c| sqlx::query("UPDATE pets SET name = $1, name_key = $2, category_id = $3 WHERE id = $4")
-        .bind(name)
-        .bind(name_key)
-        .bind(category_id)
-        .bind(id)
-        .execute(c)
-        .await
-        .map(|done| done.rows_affected()))?;
+/// Rewrites what a replace sets: name, category, description and price.
+pub async fn update(
+    conn: &mut Conn,
+    id: i64,
+    name: &str,
+    name_key: &str,
+    category_id: i64,
+    content: Content<'_>,
+) -> AppResult<()> {
+    on_conn!(conn, |c| sqlx::query(
+        "UPDATE pets SET name = $1, name_key = $2, category_id = $3, description = $4, price = $5 WHERE id = $6"
+    )
+    .bind(name)
+    .bind(name_key)
+    .bind(category_id)
+    .bind(content.description)
+    .bind(content.price)
+    .bind(id)
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected()))?;
     Ok(())
 }
 
-/// Deletes the pet; its inventory row goes with it (ON DELETE CASCADE).
+/// Deletes the pet; its inventory row and photo go with it (ON DELETE CASCADE).
 pub async fn delete(conn: &mut Conn, id: i64) -> AppResult<()> {
     on_conn!(conn, |c| sqlx::query("DELETE FROM pets WHERE id = $1")
         .bind(id)
@@ -189,6 +303,7 @@ pub async fn catalog_size(db: &Db) -> AppResult<(i64, i64)> {
 mod tests {
     use super::*;
     use crate::model::{NewCategory, NewPet};
+    use crate::services::paging::PageRequest;
     use crate::services::{categories, pets};
 
     /// A store on the test run's engine.
@@ -225,7 +340,12 @@ mod tests {
         let (_dir, db) = store().await;
         let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
         for name in ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "Émile", "Bo", "REX"] {
-            pets::create(&db, NewPet { name: name.into(), category_id: category.id, status: None }).await.unwrap();
+            pets::create(
+                &db,
+                NewPet { name: name.into(), category_id: category.id, status: None, ..Default::default() },
+            )
+            .await
+            .unwrap();
         }
         // Three characters or more: the trigram index, paged in id order.
         assert_eq!(found(&db, "rex", 2).await, ["Rexford", "Tyrex", "O\"Rex\" Jr", "REX"]);
@@ -234,7 +354,12 @@ mod tests {
         assert_eq!(found(&db, "rex OR max", 10).await, Vec::<String>::new(), "nor are operators");
         assert!(found(&db, "zzz", 10).await.is_empty());
         // With the other filters: they narrow what the index finds.
-        let sold = NewPet { name: "Rexanne".into(), category_id: category.id, status: Some(PetStatus::Sold) };
+        let sold = NewPet {
+            name: "Rexanne".into(),
+            category_id: category.id,
+            status: Some(PetStatus::Sold),
+            ..Default::default()
+        };
         pets::create(&db, sold).await.unwrap();
         let filter = PetFilter { q: Some("rex".into()), status: Some(PetStatus::Sold), ..PetFilter::default() };
         let listed = pets::list(&db, &filter, PageRequest::default()).await.unwrap();
@@ -254,7 +379,7 @@ mod tests {
                 .unwrap()
                 .items[0]
                 .id;
-        let renamed = NewPet { name: "Fido".into(), category_id: category.id, status: None };
+        let renamed = NewPet { name: "Fido".into(), category_id: category.id, status: None, ..Default::default() };
         pets::replace(&db, id, renamed).await.unwrap();
         assert!(found(&db, "rexford", 10).await.is_empty());
         assert_eq!(found(&db, "fid", 10).await, ["Fido"]);
@@ -285,8 +410,17 @@ mod tests {
             }
         }
         let filter = PetFilter { q: Some("edwi".into()), ..PetFilter::default() };
-        let cards = cards(&db, &filter, Some("edwi"), PageRequest::default()).await.unwrap();
+        let cards = cards(&db, &filter, Some("edwi"), &Keyset::Id(0), 21).await.unwrap();
         assert_eq!(cards.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Hedwig"]);
+    }
+
+    /// What SQLite's planner does with the query `cards` builds.
+    async fn plan(db: &Db, filter: &PetFilter, name_key_part: Option<&str>, from: &Keyset) -> Vec<String> {
+        let mut sql = QueryBuilder::<sqlx::Sqlite>::new("EXPLAIN QUERY PLAN ");
+        push_cards(&mut sql, Engine::Sqlite, filter, name_key_part, from, 21);
+        let plan: Vec<(i64, i64, i64, String)> =
+            sql.build_query_as().fetch_all(db.sqlite_pool().unwrap()).await.unwrap();
+        plan.into_iter().map(|(_, _, _, detail)| detail).collect()
     }
 
     #[tokio::test]
@@ -294,12 +428,26 @@ mod tests {
         let (_dir, db) = sqlite_store().await;
         // The very query `cards` runs, with a status filter beside the search.
         let filter = PetFilter { status: Some(PetStatus::Available), ..PetFilter::default() };
-        let mut sql = QueryBuilder::<sqlx::Sqlite>::new("EXPLAIN QUERY PLAN ");
-        push_cards(&mut sql, Engine::Sqlite, &filter, Some("abc"), PageRequest::default());
-        let plan: Vec<(i64, i64, i64, String)> =
-            sql.build_query_as().fetch_all(db.sqlite_pool().unwrap()).await.unwrap();
-        let steps: Vec<&str> = plan.iter().map(|(_, _, _, detail)| detail.as_str()).collect();
-        assert!(steps[0].starts_with("SCAN pet_names VIRTUAL TABLE INDEX"), "{steps:?}");
-        assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {steps:?}");
+        for from in [Keyset::Id(0), Keyset::Newest(Some(9))] {
+            let steps = plan(&db, &filter, Some("abc"), &from).await;
+            assert!(steps[0].starts_with("SCAN pet_names VIRTUAL TABLE INDEX"), "{steps:?}");
+            assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {steps:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn every_catalog_order_is_read_from_an_index_without_sorting() {
+        let (_dir, db) = sqlite_store().await;
+        for (from, index) in [
+            (Keyset::Name(Some(("rex".into(), 3))), "pets_by_name"),
+            (Keyset::Name(None), "pets_by_name"),
+            (Keyset::Price(Some((1_000, 3))), "pets_by_price"),
+            (Keyset::Price(None), "pets_by_price"),
+            (Keyset::Newest(Some(9)), "PRIMARY KEY"),
+        ] {
+            let steps = plan(&db, &PetFilter::default(), None, &from).await;
+            assert!(steps.iter().any(|step| step.contains(index)), "{from:?}: {steps:?}");
+            assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "{from:?}, no sort: {steps:?}");
+        }
     }
 }

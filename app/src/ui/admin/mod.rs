@@ -11,6 +11,7 @@ mod dashboard;
 mod inventory;
 mod keys;
 mod pets;
+mod photo;
 
 use leptos::prelude::*;
 

@@ -1,0 +1,308 @@
+//! Pets' photos. An upload (JPEG, PNG or WebP, as its Content-Type says and its bytes
+//! confirm) is decoded within limits, turned upright by its EXIF orientation, and kept
+//! only as pixels: re-encoded as WebP at each of [`PHOTO_WIDTHS`], so no metadata (a
+//! camera's GPS position, say) and nothing but an image ever reaches a visitor. The
+//! widths are stored in the database beside the pet (a backup stays one file) under a
+//! hash of their content, which their URLs name: a URL always means the same bytes, so
+//! browsers may keep them for a year.
+
+use std::io::Cursor;
+use std::sync::LazyLock;
+
+use image::{DynamicImage, ImageDecoder, ImageFormat, imageops::FilterType};
+use sha2::{Digest, Sha256};
+
+use crate::db::{Db, sql};
+use crate::error::{AppError, AppResult, ErrorCode};
+use crate::model::{PHOTO_WIDTHS, Pet};
+use crate::services::inventory::state_for_update;
+
+/// The largest upload taken (contract.md, "Pet content"); the API refuses a longer body
+/// with 413 before reading it.
+pub const MAX_UPLOAD_BYTES: usize = 5 * 1024 * 1024;
+/// The most pixels an upload may have: a phone's 48-megapixel photo fits, while a few
+/// kilobytes of PNG claiming 100,000 × 100,000 (a decompression bomb) is refused from
+/// its header, before anything is allocated.
+pub const MAX_PIXELS: u64 = 50_000_000;
+/// The longest side an upload may have.
+const MAX_SIDE: u32 = 20_000;
+/// WebP quality (libwebp's 0 to 100): a photo 640 wide is about 40 KB.
+const QUALITY: f32 = 80.0;
+/// A stored photo is never taller than this many times its width (a panorama standing
+/// up would otherwise be a very long page).
+const MAX_ASPECT: u32 = 2;
+
+/// How many uploads are decoded at once: a 50-megapixel photo takes 200 MB while it is
+/// worked on, and the work takes a core (one process, so one count for it).
+static DECODING: LazyLock<tokio::sync::Semaphore> = LazyLock::new(|| tokio::sync::Semaphore::new(2));
+
+/// The image types a photo may be sent as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Jpeg,
+    Png,
+    Webp,
+}
+
+impl Format {
+    /// What the 415 says is accepted.
+    pub const ACCEPTED: &str = "image/jpeg, image/png or image/webp";
+
+    /// The format a `Content-Type` names (parameters and case aside); `None` for any
+    /// other type.
+    pub fn of_content_type(content_type: &str) -> Option<Format> {
+        let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match essence.as_str() {
+            "image/jpeg" => Some(Format::Jpeg),
+            "image/png" => Some(Format::Png),
+            "image/webp" => Some(Format::Webp),
+            _ => None,
+        }
+    }
+
+    fn image_format(self) -> ImageFormat {
+        match self {
+            Format::Jpeg => ImageFormat::Jpeg,
+            Format::Png => ImageFormat::Png,
+            Format::Webp => ImageFormat::WebP,
+        }
+    }
+}
+
+/// The 415 for a body that is not sent as one of the accepted types.
+pub fn unsupported(content_type: Option<&str>) -> AppError {
+    let sent = content_type.map_or_else(|| "no Content-Type".to_owned(), |sent| format!("Content-Type {sent:?}"));
+    AppError::new(ErrorCode::UnsupportedMediaType, format!("a photo is sent as {}, not with {sent}", Format::ACCEPTED))
+}
+
+/// A photo ready to store: each width's WebP and the hash of them all.
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    pub hash: String,
+    pub variants: Vec<(u32, Vec<u8>)>,
+}
+
+impl Encoded {
+    /// The photo of these widths, named by a hash of them all (64 bits of SHA-256, in
+    /// hex: a URL needs no more to tell one photo of a pet from the next).
+    pub fn new(variants: Vec<(u32, Vec<u8>)>) -> Encoded {
+        let mut digest = Sha256::new();
+        for (width, bytes) in &variants {
+            digest.update(width.to_be_bytes());
+            digest.update(bytes);
+        }
+        let hash = digest.finalize().iter().take(8).map(|byte| format!("{byte:02x}")).collect();
+        Encoded { hash, variants }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> AppError {
+    AppError::new(ErrorCode::InvalidImage, message)
+}
+
+/// Decodes `bytes` as `format` and encodes every width. Takes a core for a while (about
+/// 0.3 s for a 12-megapixel JPEG): [`set`] runs it on a blocking thread.
+pub fn encode(format: Format, bytes: &[u8]) -> AppResult<Encoded> {
+    if bytes.len() > MAX_UPLOAD_BYTES {
+        return Err(AppError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("a photo is at most {MAX_UPLOAD_BYTES} bytes (got {})", bytes.len()),
+        ));
+    }
+    let image = decode(format, bytes)?;
+    // The widest first; each narrower one from it (a small image is never enlarged).
+    let mut variants = Vec::with_capacity(PHOTO_WIDTHS.len());
+    let mut widest = None;
+    for &width in PHOTO_WIDTHS.iter().rev() {
+        let source = widest.as_ref().unwrap_or(&image);
+        let resized = fit(source, width);
+        variants.push((width, webp(&resized)?));
+        widest.get_or_insert(resized);
+    }
+    variants.reverse();
+    Ok(Encoded::new(variants))
+}
+
+/// The upload's pixels, upright, after checking that the bytes are the image their
+/// Content-Type says and that it is not too large to decode.
+fn decode(format: Format, bytes: &[u8]) -> AppResult<DynamicImage> {
+    let name = |format: ImageFormat| format!("{format:?}").to_uppercase().replace("WEBP", "WebP");
+    match image::guess_format(bytes) {
+        Ok(found) if found == format.image_format() => {}
+        Ok(found) => {
+            return Err(invalid(format!(
+                "the body is a {} image, not {} as its Content-Type says",
+                name(found),
+                name(format.image_format())
+            )));
+        }
+        Err(_) => return Err(invalid(format!("the body is not a {} image", name(format.image_format())))),
+    }
+    let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format.image_format());
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_PIXELS * 4 + (64 << 20));
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(decoding_failed)?;
+    let (width, height) = decoder.dimensions();
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(invalid(format!(
+            "the image is {width} × {height} pixels; a photo has at most {} megapixels",
+            MAX_PIXELS / 1_000_000
+        )));
+    }
+    if width == 0 || height == 0 {
+        return Err(invalid("the image has no pixels"));
+    }
+    let orientation = decoder.orientation().unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).map_err(decoding_failed)?;
+    image.apply_orientation(orientation);
+    Ok(image)
+}
+
+fn decoding_failed(err: image::ImageError) -> AppError {
+    match err {
+        image::ImageError::Limits(_) => invalid(format!(
+            "the image is too large to decode (at most {MAX_SIDE} pixels a side and {} megapixels)",
+            MAX_PIXELS / 1_000_000
+        )),
+        image::ImageError::Unsupported(unsupported) => invalid(format!("the image cannot be read: {unsupported}")),
+        // The decoder's own words say where the file is broken; they name no path.
+        other => invalid(format!("the image is damaged or incomplete: {other}")),
+    }
+}
+
+/// `image` at most `width` wide (and [`MAX_ASPECT`] times that tall), its aspect kept.
+fn fit(image: &DynamicImage, width: u32) -> DynamicImage {
+    let height = width * MAX_ASPECT;
+    if image.width() <= width && image.height() <= height {
+        return image.clone();
+    }
+    // A large reduction first by averaging blocks of pixels (fast, and no aliasing at
+    // that ratio), the last factor of two by a triangle filter.
+    let coarse;
+    let source = if image.width() > 2 * width || image.height() > 2 * height {
+        coarse = image.thumbnail(2 * width, 2 * height);
+        &coarse
+    } else {
+        image
+    };
+    source.resize(width, height, FilterType::Triangle)
+}
+
+fn webp(image: &DynamicImage) -> AppResult<Vec<u8>> {
+    let (width, height) = (image.width(), image.height());
+    let encoded = if image.color().has_alpha() {
+        let rgba = image.to_rgba8();
+        webp::Encoder::from_rgba(rgba.as_raw(), width, height).encode_simple(false, QUALITY)
+    } else {
+        let rgb = image.to_rgb8();
+        webp::Encoder::from_rgb(rgb.as_raw(), width, height).encode_simple(false, QUALITY)
+    };
+    encoded.map(|memory| memory.to_vec()).map_err(|err| AppError::internal("encoding a photo", format!("{err:?}")))
+}
+
+/// `PUT /pets/{petId}/photo`: the pet's photo becomes the image in `bytes` (sent as
+/// `content_type`); answers the pet as it is then.
+pub async fn set(db: &Db, pet_id: i64, content_type: Option<&str>, bytes: axum::body::Bytes) -> AppResult<Pet> {
+    let format = content_type.and_then(Format::of_content_type).ok_or_else(|| unsupported(content_type))?;
+    // Refused before the work when the pet is gone.
+    crate::services::pets::card(db, pet_id).await?;
+    let encoded = {
+        let _turn = DECODING.acquire().await.map_err(|err| AppError::internal("photo queue", err))?;
+        tokio::task::spawn_blocking(move || encode(format, &bytes))
+            .await
+            .map_err(|err| AppError::internal("encoding a photo", err))??
+    };
+    store(db, pet_id, &encoded).await
+}
+
+/// Stores an encoded photo as the pet's, in one transaction; answers the pet.
+pub async fn store(db: &Db, pet_id: i64, encoded: &Encoded) -> AppResult<Pet> {
+    let mut tx = db.begin_write().await?;
+    state_for_update(&mut tx, pet_id).await?;
+    sql::photos::replace(&mut tx, pet_id, &encoded.hash, &encoded.variants).await?;
+    let card = sql::pets::card_in(&mut tx, pet_id).await?.ok_or_else(|| AppError::not_found("pet", pet_id))?;
+    tx.commit().await?;
+    Ok(Pet::from(card))
+}
+
+/// `DELETE /pets/{petId}/photo`: the pet has no photo from then on (whether it had one
+/// or not; 404 only when the pet does not exist).
+pub async fn remove(db: &Db, pet_id: i64) -> AppResult<()> {
+    let mut tx = db.begin_write().await?;
+    state_for_update(&mut tx, pet_id).await?;
+    sql::photos::remove(&mut tx, pet_id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The WebP bytes a photo URL names, if the pet's photo is still that one.
+pub async fn variant(db: &Db, pet_id: i64, hash: &str, width: u32) -> AppResult<Option<Vec<u8>>> {
+    if !PHOTO_WIDTHS.contains(&width) {
+        return Ok(None);
+    }
+    sql::photos::variant(db, pet_id, hash, width).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let image = image::RgbImage::from_fn(width, height, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 90]));
+        let mut out = Cursor::new(Vec::new());
+        image.write_to(&mut out, ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
+
+    fn webp_size(bytes: &[u8]) -> (u32, u32) {
+        let image = image::load_from_memory_with_format(bytes, ImageFormat::WebP).unwrap();
+        (image.width(), image.height())
+    }
+
+    #[test]
+    fn every_width_is_webp_of_the_same_picture_never_enlarged() {
+        let encoded = encode(Format::Png, &png(2000, 1500)).unwrap();
+        let sizes: Vec<_> = encoded.variants.iter().map(|(width, bytes)| (*width, webp_size(bytes))).collect();
+        assert_eq!(sizes, [(320, (320, 240)), (640, (640, 480)), (1280, (1280, 960))]);
+        let small = encode(Format::Png, &png(500, 100)).unwrap();
+        let sizes: Vec<_> = small.variants.iter().map(|(_, bytes)| webp_size(bytes)).collect();
+        assert_eq!(sizes, [(320, 64), (500, 100), (500, 100)]);
+        assert_eq!(encoded.hash.len(), 16);
+        assert_ne!(encoded.hash, small.hash);
+        assert_eq!(
+            encode(Format::Png, &png(2000, 1500)).unwrap().hash,
+            encoded.hash,
+            "the same content, the same hash"
+        );
+    }
+
+    #[test]
+    fn a_tall_image_is_cut_down_to_twice_its_width() {
+        let encoded = encode(Format::Png, &png(400, 3000)).unwrap();
+        assert_eq!(webp_size(&encoded.variants[0].1), (86, 640));
+    }
+
+    #[test]
+    fn the_content_type_must_name_what_the_bytes_are() {
+        let err = encode(Format::Jpeg, &png(10, 10)).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (ErrorCode::InvalidImage, "the body is a PNG image, not JPEG as its Content-Type says")
+        );
+        let err = encode(Format::Png, b"hello, not an image").unwrap_err();
+        assert_eq!(err.message, "the body is not a PNG image");
+        let mut cut = png(300, 300);
+        cut.truncate(cut.len() / 2);
+        assert_eq!(encode(Format::Png, &cut).unwrap_err().code, ErrorCode::InvalidImage);
+    }
+
+    #[test]
+    fn content_types_are_read_by_their_essence() {
+        assert_eq!(Format::of_content_type("IMAGE/PNG; charset=binary"), Some(Format::Png));
+        assert_eq!(Format::of_content_type("image/gif"), None);
+        assert_eq!(Format::of_content_type("application/octet-stream"), None);
+    }
+}
