@@ -248,8 +248,15 @@ mod build {
         let body = operation.get("requestBody").map(|body| {
             let schema = body.pointer("/content/application~1json/schema").cloned().unwrap_or_default();
             let example = example(&schema, schemas, 0);
+            // A body that is not JSON (a photo) is named by its media types.
+            let media_types: Vec<&str> =
+                body.get("content").and_then(Value::as_object).into_iter().flatten().map(|(t, _)| t.as_str()).collect();
+            let type_label = match schema.is_null() {
+                true => media_types.join(" or "),
+                false => type_label(&schema),
+            };
             BodyDoc {
-                type_label: type_label(&schema),
+                type_label,
                 description: markdown(body, "description"),
                 example: serde_json::to_string_pretty(&example).unwrap_or_default(),
             }
@@ -547,6 +554,22 @@ mod tests {
         let fields = &reference.schemas[0].fields;
         assert!(fields.iter().any(|f| f.name == "name" && f.required && f.constraints == "max length 100"));
         assert!(fields.iter().any(|f| f.name == "status" && f.type_label == "string | null"));
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_is_named_by_its_media_types() {
+        let image = serde_json::json!({"schema": {"type": "string", "format": "binary"}});
+        let document = serde_json::json!({
+            "info": {"title": "T", "version": "1.0.0"},
+            "paths": {"/pets/{petId}/photo": {"put": {
+                "operationId": "setPetPhoto", "security": [],
+                "requestBody": {"content": {"image/jpeg": image, "image/png": image}},
+                "responses": {"200": {"description": "The pet"}}
+            }}}
+        });
+        let reference = ApiReference::build(&document);
+        let body = reference.groups[0].operations[0].body.as_ref().expect("body");
+        assert_eq!(body.type_label, "image/jpeg or image/png");
     }
 
     #[test]

@@ -4,18 +4,21 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
 
-// Accessibility (axe: no serious or critical violations), keyboard reach, and a
-// screenshot of every page at desktop and phone widths for reviewers, in
-// target/screenshots/ (<page>-desktop.png, <page>-phone.png).
+// Accessibility (axe: no serious or critical violations, colour contrast included), in
+// the light theme and the dark one (the system's setting), keyboard reach, and a
+// screenshot of every page at desktop and phone widths in both themes for reviewers,
+// in target/screenshots/ (<page>-<desktop|phone>-<light|dark>.png).
 
 const SHOTS = path.resolve(__dirname, '../../target/screenshots');
 const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+const THEMES = ['light', 'dark'] as const;
 
 const SHOPPER_PAGES: Record<string, string> = {
   catalog: '/',
   pet: '/pets/1',
   categories: '/categories',
   'sign-in': '/sign-in',
+  'sign-up': '/sign-up',
   orders: '/orders',
   docs: '/docs',
 };
@@ -69,19 +72,26 @@ async function unreachableByKeyboard(page: Page): Promise<string[]> {
 }
 
 async function check(page: Page, name: string, url: string) {
-  for (const [width, viewport] of Object.entries(VIEWPORTS)) {
-    await page.setViewportSize(viewport);
-    const response = await page.goto(url);
-    expect(response?.status(), `${url} answers 200`).toBe(200);
-    await hydrated(page);
-    expect(await seriousViolations(page), `${name} at ${width} width`).toEqual([]);
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  for (const theme of THEMES) {
+    await page.emulateMedia({ colorScheme: theme });
+    for (const [width, viewport] of Object.entries(VIEWPORTS)) {
+      await page.setViewportSize(viewport);
+      const response = await page.goto(url);
+      expect(response?.status(), `${url} answers 200`).toBe(200);
+      await hydrated(page);
+      // Every lazy picture in, so that what is checked and shot is what people see.
+      await page.evaluate(() => document.querySelectorAll('img[loading="lazy"]').forEach((img) => img.setAttribute('loading', 'eager')));
+      await page.waitForLoadState('networkidle');
+      expect(await seriousViolations(page), `${name} at ${width} width, ${theme}`).toEqual([]);
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${width}-${theme}.png`), fullPage: true });
+    }
   }
+  await page.emulateMedia({ colorScheme: 'light' });
   expect(await unreachableByKeyboard(page), `${name}: every control reachable with Tab`).toEqual([]);
 }
 
 test('shopper pages and the docs: no serious violations, all reachable by keyboard', async ({ page }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   await signIn(page, cliKey('customer', 'e2e a11y shopper'));
   for (const [name, url] of Object.entries(SHOPPER_PAGES)) await check(page, name, url);
 
@@ -98,7 +108,7 @@ test('shopper pages and the docs: no serious violations, all reachable by keyboa
 });
 
 test('staff console pages: no serious violations, all reachable by keyboard', async ({ page }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   await signIn(page, cliKey('admin', 'e2e a11y staff'));
   for (const [name, url] of Object.entries(STAFF_PAGES)) await check(page, name, url);
 });

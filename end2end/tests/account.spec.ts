@@ -14,7 +14,7 @@ test('sign up shows a Free key once, signs in, and the key works on the API', as
   expect(key).toMatch(/^psk_[0-9a-f]{10}_/);
   await page.getByRole('button', { name: 'Copy' }).click();
   await expect(page.getByRole('button', { name: 'Copied' })).toBeVisible();
-  await expect(page.locator('.who')).toHaveText('Signed in (customer)');
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
 
   // The session cookie is HttpOnly and SameSite=Lax; the key is nowhere in storage.
   const cookie = (await context.cookies()).find((c) => c.name === 'petstore_session')!;
@@ -52,7 +52,7 @@ test('staff sign in with a key and see every key with its usage', async ({ page 
 
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.locator('.who')).toHaveText('Signed in (admin)');
+  await expect(page.locator('.who')).toHaveText('Signed in · Admin');
   await page.getByRole('link', { name: 'Staff' }).click();
   await expect(page).toHaveURL(/\/admin$/);
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
@@ -74,7 +74,7 @@ test('signing in works without JavaScript', async ({ browser }) => {
   await page.goto('/sign-in');
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.locator('.who')).toHaveText('Signed in (admin)');
+  await expect(page.locator('.who')).toHaveText('Signed in · Admin');
   const staff = await page.goto('/admin');
   expect(staff?.status()).toBe(200);
   await context.close();

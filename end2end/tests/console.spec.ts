@@ -177,7 +177,7 @@ test('console forms work without JavaScript', async ({ browser }) => {
   await page.goto('/sign-in');
   await page.getByLabel('API key').fill(cliKey('admin', 'e2e no js'));
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.locator('.who')).toHaveText('Signed in (admin)');
+  await expect(page.locator('.who')).toHaveText('Signed in · Admin');
   await page.goto('/admin/categories');
   const category = unique('Hamsters');
   const form = page.getByRole('region', { name: 'New category' });

@@ -1,6 +1,6 @@
 import { Browser, Page } from '@playwright/test';
 import {
-  WIDTHS, cliKey, expect, failOnPageErrors, hydrated, ordersOf, shoot, signIn, stockedPet, test, unique,
+  WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, shoot, signIn, stockedPet, test, unique,
 } from './helpers';
 
 // The flows shoppers and staff must be able to trust, at a laptop's width and a
@@ -139,6 +139,7 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     await expect(page).toHaveURL(petPage);
     await expect(page.locator('.who')).toBeVisible();
     await hydrated(page);
+    await openMenu(page);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect(page).toHaveURL(petPage);
     await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign in' })).toBeVisible();
@@ -158,6 +159,7 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('My orders');
     await page.goto('/categories');
     await hydrated(page);
+    await openMenu(page);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign in' })).toBeVisible();
     await page.goBack();

@@ -102,3 +102,13 @@ export const WIDTHS = { desktop: { width: 1366, height: 900 }, phone: { width: 3
 export async function shoot(page: Page, name: string) {
   await page.screenshot({ path: path.resolve(__dirname, `../../target/screenshots/${name}.png`), fullPage: true });
 }
+
+/** Opens the header's menu when it is folded (a phone's width, once hydrated), so that
+ *  its links can be clicked as a person would. */
+export async function openMenu(page: Page) {
+  const toggle = page.getByRole('button', { name: 'Menu' });
+  if ((await toggle.isVisible()) && (await toggle.getAttribute('aria-expanded')) === 'false') {
+    await toggle.click();
+    await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+  }
+}

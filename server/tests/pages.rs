@@ -81,6 +81,9 @@ async fn a_write_is_seen_by_the_next_page() {
     assert!(catalog.contains("Bella") && !catalog.contains("Max"), "not seen within 2 s: {catalog}");
 }
 
+/// How the header says an admin is signed in, as the server writes it.
+const SIGNED_IN_ADMIN: &str = r#"<span class="who-label">Signed in · </span>Admin"#;
+
 #[tokio::test]
 async fn a_signed_in_visitor_gets_a_page_of_their_own() {
     let app = TestApp::new().await;
@@ -90,12 +93,12 @@ async fn a_signed_in_visitor_gets_a_page_of_their_own() {
     let (_, session) = app.session(Role::Admin).await;
     let cookie = format!("theme=dark; {session}");
     let signed_in = page(&app, "/", Some(&cookie)).await;
-    assert!(signed_in.text.contains("Signed in · Admin"), "{}", signed_in.text);
+    assert!(signed_in.text.contains(SIGNED_IN_ADMIN), "{}", signed_in.text);
 
     // Neither page was served in place of the other.
     assert!(page(&app, "/", None).await.text.contains("Sign in"));
     assert!(!page(&app, "/", None).await.text.contains("Signed in"));
-    assert!(page(&app, "/", Some(&cookie)).await.text.contains("Signed in · Admin"));
+    assert!(page(&app, "/", Some(&cookie)).await.text.contains(SIGNED_IN_ADMIN));
 }
 
 #[tokio::test]

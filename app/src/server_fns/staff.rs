@@ -112,7 +112,9 @@ pub async fn save_pet(
     let description = Field::from_option(description.filter(|text| !text.trim().is_empty()));
     let price = match price.as_deref().map(str::trim).filter(|typed| !typed.is_empty()) {
         None => Field::Clear,
-        Some(typed) => Field::Set(call.currency.parse(typed).map_err(|problem| AppError::validation("price", problem))?),
+        Some(typed) => {
+            Field::Set(call.currency.parse(typed).map_err(|problem| AppError::validation("price", problem))?)
+        }
     };
     let new = NewPet { name, category_id: form_id("categoryId", &category_id)?, status, description, price };
     let saved = match id {

@@ -152,7 +152,9 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
                 {(caller.role == Role::Admin).then(|| view! { <a href="/admin" aria-current=current("/admin")>"Staff"</a> })}
                 <span class="who">
                     <span class="who-dot" aria-hidden="true"></span>
-                    {format!("Signed in · {}", caller.role.label())}
+                    // On a phone's bar the role alone (the menu has room for the rest).
+                    <span class="who-label">"Signed in · "</span>
+                    {caller.role.label()}
                 </span>
                 <SignOutButton path=path.clone()/>
             </div>

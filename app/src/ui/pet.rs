@@ -239,7 +239,7 @@ fn OrderBox(
                         <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required
                             on:input=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))/>
                     </label>
-                    {total.map(|total| view! { <output class="total" aria-live="polite">{total}</output> })}
+                    {total.map(|total| view! { <span class="total" aria-live="polite">{total}</span> })}
                     <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()>
                         {move || if pending.get() { "Ordering…" } else { "Order" }}
                     </button>

@@ -193,6 +193,10 @@ fn annotate(document: &mut utoipa::openapi::OpenApi, config: &Config) {
                 // The docs page shows no try-it panel for it (spec, "Endpoints").
                 extensions = extensions.add("x-hideTryItPanel", true);
             }
+            if id == "setPetPhoto" {
+                // Its body is an image file; the panel sends JSON (curl is in the guide).
+                extensions = extensions.add("x-hideTryItPanel", true);
+            }
             if method == "get" && path == "/pets/{petId}" {
                 operation.deprecated = Some(Deprecated::True);
                 extensions = extensions.add("x-sunset", sunset.clone()).add("x-successor", "GET /pets?ids={petId}");

@@ -20,13 +20,15 @@ use leptos::nonce::Nonce;
 const CSP_NOT_A_PAGE: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// A page's policy: scripts only from this origin or inline with this response's nonce,
-/// WASM allowed to compile, styles only from the stylesheet, and no framing. Debug
-/// builds also allow the `cargo leptos watch` reload socket.
+/// WASM allowed to compile, styles only from the stylesheet, and no framing. Images (and
+/// Chromium's second look at one that fails to decode) may also be `blob:` URLs, which
+/// only this page's own script can make: the console shows a photo chosen for upload
+/// so. Debug builds also allow the `cargo leptos watch` reload socket.
 fn page_policy(nonce: &Nonce) -> Option<HeaderValue> {
     let reload = if cfg!(debug_assertions) { " ws:" } else { "" };
     HeaderValue::from_str(&format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; connect-src 'self'{reload}; object-src 'none'; base-uri 'none'; \
+         img-src 'self' data: blob:; connect-src 'self' blob:{reload}; object-src 'none'; base-uri 'none'; \
          form-action 'self'; frame-ancestors 'none'"
     ))
     .ok()

@@ -187,11 +187,12 @@ pub fn PetEditor() -> impl IntoView {
                             let removed = Note::for_form::<RemovePhoto>(&note, Some(card.id));
                             view! {
                                 <h1>{format!("Edit {}", card.name)}</h1>
-                                <PetEditForm card=card.clone() options currency note/>
+                                <PetEditForm card=card.clone() options currency note=note.clone()/>
                                 <section class="panel" aria-labelledby="photo-title">
                                     <h2 id="photo-title">"Photo"</h2>
                                     <PhotoEditor pet_id=card.id name=card.name.clone() photo=card.photo() note=removed/>
                                 </section>
+                                <DeletePetPanel card note/>
                             }.into_any()
                         }
                         Err(error) => view! { <ErrorNotice error/> }.into_any(),
@@ -202,17 +203,14 @@ pub fn PetEditor() -> impl IntoView {
     }
 }
 
-/// The editor: saving shows the page again, saying so; deleting, after a confirmation,
-/// goes back to the list, which says so. `note` is what a form sent without JavaScript
+/// The editor: saving shows the page again, saying so. `note` is what a form sent without JavaScript
 /// did (or with it: the page is shown again either way).
 #[island]
 fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, currency: Currency, note: Option<Note>) -> impl IntoView {
     let save = ServerAction::<SavePet>::new();
-    let delete = ServerAction::<DeletePet>::new();
-    let (result, deleted) = (save.value(), delete.value());
+    let result = save.value();
     let id = card.id;
-    let (saved_note, deleted_note) =
-        (Note::for_form::<SavePet>(&note, Some(id)), Note::for_form::<DeletePet>(&note, Some(id)));
+    let saved_note = Note::for_form::<SavePet>(&note, Some(id));
     let typed = |field: &str| saved_note.as_ref().and_then(|note| note.typed(field));
     let name = typed("name").unwrap_or(card.name.clone());
     let category = typed("category_id").and_then(|c| c.parse().ok()).unwrap_or(card.category_id);
@@ -236,6 +234,16 @@ fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, currency: Currency,
             <p class="meta">{format!("{} in stock. Change stock on the ", card.quantity)}
                 <a href="/admin/inventory">"inventory"</a>" page."</p>
         </section>
+    }
+}
+
+/// Deleting the pet, after a confirmation (the list then says so).
+#[island]
+fn DeletePetPanel(card: PetCard, note: Option<Note>) -> impl IntoView {
+    let delete = ServerAction::<DeletePet>::new();
+    let id = card.id;
+    let deleted_note = Note::for_form::<DeletePet>(&note, Some(id));
+    view! {
         <section class="panel danger">
             <h2>"Delete"</h2>
             {confirm(
@@ -248,7 +256,7 @@ fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, currency: Currency,
                     </ActionForm>
                 },
             )}
-            <FormOutcome result=deleted.into() done="Deleted." note=deleted_note/>
+            <FormOutcome result=delete.value().into() done="Deleted." note=deleted_note/>
         </section>
     }
 }
