@@ -292,7 +292,8 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let pet = pets::create(&source, carried).await.unwrap();
     inventory::set(&source, pet.id, InventoryUpdate { quantity: 3 }).await.unwrap();
     // A photo (its bytes as stored; what they are does not matter to the copy).
-    let photo = app::services::photos::Encoded::new(vec![(320, vec![1, 2]), (640, vec![3, 4]), (1280, vec![0; 70_000])]);
+    let photo =
+        app::services::photos::Encoded::new(vec![(320, vec![1, 2]), (640, vec![3, 4]), (1280, vec![0; 70_000])]);
     app::services::photos::store(&source, pet.id, &photo).await.unwrap();
     let order = NewOrder { pet_id: pet.id, quantity: 1, ship_date: None };
     orders::place(&source, 20, caller, order, Some("once")).await.unwrap();

@@ -28,22 +28,27 @@ async fn photo(
     let Some((pet_id, hash, width)) = parse(&pet_id, &file) else { return not_found() };
     let etag = format!("\"{hash}-{width}\"");
     let Ok(etag) = HeaderValue::from_str(&etag) else { return not_found() };
-    let bytes = match photos::variant(&state.db, pet_id, hash, width).await {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return not_found(),
-        Err(err) => return err.into_response(),
-    };
-    // A browser holding it already (a reload asks again) is told so, without the bytes.
+    // A browser holding it already (a reload asks again) is told so, its bytes unread.
     let held = headers.get(header::IF_NONE_MATCH).is_some_and(|sent| {
         sent.to_str().is_ok_and(|sent| sent.split(',').any(|tag| tag.trim().trim_start_matches("W/") == etag))
     });
-    let mut response = if held { StatusCode::NOT_MODIFIED.into_response() } else { bytes.into_response() };
-    let response_headers = response.headers_mut();
-    if !held {
-        response_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/webp"));
-    }
-    response_headers.insert(header::ETAG, etag);
-    response_headers.insert(header::CACHE_CONTROL, FOREVER);
+    let mut response = if held {
+        match photos::still_there(&state.db, pet_id, hash, width).await {
+            Ok(true) => StatusCode::NOT_MODIFIED.into_response(),
+            Ok(false) => return not_found(),
+            Err(err) => return err.into_response(),
+        }
+    } else {
+        match photos::variant(&state.db, pet_id, hash, width).await {
+            Ok(Some(bytes)) => {
+                ([(header::CONTENT_TYPE, HeaderValue::from_static("image/webp"))], bytes).into_response()
+            }
+            Ok(None) => return not_found(),
+            Err(err) => return err.into_response(),
+        }
+    };
+    response.headers_mut().insert(header::ETAG, etag);
+    response.headers_mut().insert(header::CACHE_CONTROL, FOREVER);
     response
 }
 

@@ -84,8 +84,9 @@ async fn document_facts() {
     // panel cannot send) hide the docs page's try-it panel.
     for (method, path) in documented(&doc) {
         let hidden = doc["paths"][&path][&method].get("x-hideTryItPanel").cloned();
-        let expected = matches!((method.as_str(), path.as_str()), ("get", "/store/orders") | ("put", "/pets/{petId}/photo"))
-            .then_some(serde_json::json!(true));
+        let expected =
+            matches!((method.as_str(), path.as_str()), ("get", "/store/orders") | ("put", "/pets/{petId}/photo"))
+                .then_some(serde_json::json!(true));
         assert_eq!(hidden, expected, "{method} {path}");
     }
     assert!(doc["components"]["schemas"]["Error"].is_object());

@@ -48,6 +48,12 @@ fn jpeg_with_exif(width: u32, height: u32) -> Vec<u8> {
 /// A PNG that claims `width` × `height` pixels in a few dozen bytes (a decompression
 /// bomb: decoding it would allocate width × height bytes).
 fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+    png_header_only(width, height, 8, 0)
+}
+
+/// As [`png_claiming`], of `bit_depth` bits a channel and PNG colour type `colour`
+/// (0 grey, 6 RGBA).
+fn png_header_only(width: u32, height: u32, bit_depth: u8, colour: u8) -> Vec<u8> {
     fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
         out.extend_from_slice(&(data.len() as u32).to_be_bytes());
         let start = out.len();
@@ -60,7 +66,7 @@ fn png_claiming(width: u32, height: u32) -> Vec<u8> {
     let mut header = Vec::new();
     header.extend_from_slice(&width.to_be_bytes());
     header.extend_from_slice(&height.to_be_bytes());
-    header.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale
+    header.extend_from_slice(&[bit_depth, colour, 0, 0, 0]);
     chunk(&mut out, b"IHDR", &header);
     chunk(&mut out, b"IDAT", &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]);
     chunk(&mut out, b"IEND", &[]);
@@ -156,6 +162,8 @@ async fn a_photo_is_stored_at_three_widths_and_served_without_a_key() {
     let second = urls(&reply.body);
     assert!(second.iter().all(|url| !first.contains(url)));
     assert_eq!(fetch(&app, &first[1], None).await.0, StatusCode::NOT_FOUND);
+    let old_tag = format!("\"{}\"", first[1].rsplit('/').next().unwrap().trim_end_matches(".webp"));
+    assert_eq!(fetch(&app, &first[1], Some(&old_tag)).await.0, StatusCode::NOT_FOUND, "held, but gone");
     assert_eq!(webp_size(&photo_bytes(&app, &second[2]).await), (900, 900), "never enlarged");
     assert_eq!(app.count("pet_photos").await, 3);
 
@@ -218,6 +226,8 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
         (Some("image/png"), png_claiming(100_000, 100_000), 422, "invalid_image", "too large"),
         (Some("image/png"), png_claiming(30_000, 1), 422, "invalid_image", "too large"),
         (Some("image/png"), png_claiming(10_000, 6_000), 422, "invalid_image", "megapixels"),
+        // Under 50 megapixels, but 16-bit RGBA: 392 MB decoded.
+        (Some("image/png"), png_header_only(7_000, 7_000, 16, 6), 422, "invalid_image", "MB decoded"),
     ];
     for (content_type, body, status, code, says) in cases {
         let reply = upload(&app, pet, content_type, body).await;
@@ -256,6 +266,27 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
 
     assert_eq!(app.count("pet_photos").await, 0);
     assert_eq!(app.get(&format!("/api/v1/pets?ids={pet}")).await.body[0]["photoUrls"], json!([]));
+
+    // Between axum's own 2 MB default and the 5 MiB limit: taken (a 3.3 MB PNG of noise).
+    let mut seed = 7_u32;
+    let noise = image::RgbImage::from_fn(1_100, 1_000, |_, _| {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let [a, b, c, _] = seed.to_be_bytes();
+        image::Rgb([a, b, c])
+    });
+    let mut big = Cursor::new(Vec::new());
+    noise.write_to(&mut big, ImageFormat::Png).unwrap();
+    let big = big.into_inner();
+    assert!(big.len() > 3_000_000, "{} bytes", big.len());
+    let reply = upload(&app, pet, Some("image/png"), big).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let kept = urls(&reply.body);
+    // A refusal leaves the photo there was as it was.
+    upload(&app, pet, Some("image/png"), b"not a picture".to_vec()).await.assert_error(422, "invalid_image");
+    assert_eq!(urls(&app.get(&format!("/api/v1/pets?ids={pet}")).await.body[0]), kept);
+    assert_eq!(app.count("pet_photos").await, 3);
+    assert_eq!(fetch(&app, &kept[0], None).await.0, StatusCode::OK);
+
     // Paths that name no photo.
     for url in [
         format!("/media/pets/{pet}/0123456789abcdef-640.webp"),
@@ -454,6 +485,31 @@ async fn the_catalog_sorts_by_name_price_and_newest_across_pages() {
     assert_eq!(all(PetSort::Name).await, ["Alpha", "Bravo", "charlie", "delta", "echo"]);
     assert_eq!(all(PetSort::Price).await, ["Bravo", "delta", "echo", "Alpha", "charlie"], "no price last");
 
+    // With a name search (three characters or more: SQLite's search index; fewer: a
+    // scan), each order holds across pages.
+    for name in ["Charlie Brown", "charming", "Charlotte"] {
+        app.post("/api/v1/pets", json!({ "name": name, "categoryId": dogs, "price": 200 })).await;
+    }
+    let searched = |sort, q: &'static str| async move {
+        let filter = app::model::PetFilter { q: Some(q.to_owned()), ..Default::default() };
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = app::services::pets::browse(db, &filter, sort, 2, cursor.as_deref()).await.unwrap();
+            names.extend(page.items.into_iter().map(|card| card.name));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return names,
+            }
+        }
+    };
+    for q in ["char", "ar"] {
+        assert_eq!(searched(PetSort::Added, q).await, ["charlie", "Charlie Brown", "charming", "Charlotte"], "{q}");
+        assert_eq!(searched(PetSort::Newest, q).await, ["Charlotte", "charming", "Charlie Brown", "charlie"], "{q}");
+        assert_eq!(searched(PetSort::Name, q).await, ["charlie", "Charlie Brown", "Charlotte", "charming"], "{q}");
+        assert_eq!(searched(PetSort::Price, q).await, ["Charlie Brown", "charming", "Charlotte", "charlie"], "{q}");
+    }
+
     // The storefront's function: a bad sort, or a cursor of another order, is a 422.
     let reply = app.call_fn(None, "catalog", "sort=cheapest").await;
     reply.assert_field_error("sort");
@@ -463,4 +519,42 @@ async fn the_catalog_sorts_by_name_price_and_newest_across_pages() {
     let reply = app.call_fn(None, "catalog", "sort=price").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
     assert_eq!(reply.body["items"][0]["name"], "Bravo");
+}
+
+#[tokio::test]
+async fn markup_in_a_description_or_a_name_stays_text_in_cards_pages_and_alt_text() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let name = r#""><img src=x onerror=alert(1)>"#;
+    let reply = app
+        .post(
+            "/api/v1/pets",
+            json!({ "name": name, "categoryId": dogs, "description": "<script>alert(2)</script>\n\n<b>bold</b>" }),
+        )
+        .await;
+    let pet = reply.body["id"].as_i64().unwrap();
+    assert_eq!(upload(&app, pet, Some("image/png"), png(40, 30)).await.status, StatusCode::OK);
+    for path in ["/".to_owned(), format!("/pets/{pet}")] {
+        let page = app.send(Request::get(path.as_str()).body(Body::empty()).unwrap()).await;
+        assert_eq!(page.status, StatusCode::OK);
+        for markup in ["<img src=x", "<script>alert(2)", "<b>bold"] {
+            assert!(!page.text.contains(markup), "{path}: {markup} as markup");
+        }
+        assert!(
+            page.text.contains(r#"alt="Photo of &quot;&gt;&lt;img src=x onerror=alert(1)&gt;""#),
+            "{path}: the name as text in alt"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_description_sent_by_a_plain_form_keeps_its_paragraphs() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let (_, staff) = app.session(Role::Admin).await;
+    // A browser sends a textarea's line breaks as CR LF.
+    let form = format!("name=Rex&category_id={dogs}&description=One.%0D%0A%0D%0ATwo.%0D%0Athree&price=");
+    let reply = app.call_fn(Some(&staff), "staff_save_pet", &form).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.body["description"], "One.\n\nTwo.\nthree");
 }

@@ -44,6 +44,17 @@ where
         ReadCache { entries: moka::future::Cache::builder().max_capacity(capacity).time_to_idle(IDLE).build() }
     }
 
+    /// A cache bounded by the weight of its values (`weigh`: about their bytes) rather
+    /// than their number, for values whose size varies widely.
+    pub fn weighed(max_weight: u64, weigh: fn(&V) -> u32) -> ReadCache<K, V> {
+        let entries = moka::future::Cache::builder()
+            .max_capacity(max_weight)
+            .weigher(move |_, (_, value): &(u64, V)| weigh(value))
+            .time_to_idle(IDLE)
+            .build();
+        ReadCache { entries }
+    }
+
     /// The cached value for `key`, or the answer of the read `read` starts (cached when
     /// it is a success; callers asking meanwhile wait for it).
     pub async fn get_or_read<R, F>(&self, db: &Db, key: K, read: R) -> AppResult<V>
@@ -82,13 +93,35 @@ where
     }
 }
 
+/// What the pages of cards may take in all.
+const PAGES_MAX_BYTES: u64 = 16 << 20;
+
+/// What the single cards may take in all.
+const CARDS_MAX_BYTES: u64 = 16 << 20;
+
+/// About the memory a card takes.
+fn card_bytes(card: &PetCard) -> usize {
+    let text = card.name.len() + card.category_name.len() + card.description.as_ref().map_or(0, String::len);
+    std::mem::size_of::<PetCard>() + text + card.photo_hash.as_ref().map_or(0, String::len)
+}
+
+fn one_card_bytes(card: &PetCard) -> u32 {
+    u32::try_from(card_bytes(card)).unwrap_or(u32::MAX)
+}
+
+/// About the memory a page of cards takes.
+fn cards_bytes(cards: &[PetCard]) -> u32 {
+    u32::try_from(cards.iter().map(card_bytes).sum::<usize>()).unwrap_or(u32::MAX)
+}
+
 /// The catalog's read caches, one set per store.
 pub struct Caches {
-    /// Pets by id. A card is about 100 bytes.
+    /// Pets by id, bounded by their size (a card is 200 bytes, or 8 KB with the longest
+    /// description).
     pub(crate) cards: ReadCache<i64, PetCard>,
     /// Pages of pets by filter, order and start, each with one card more than the page
-    /// shows when there is a next page. A page of 100 cards is about 10 KB (more with
-    /// long descriptions), so this stays under about 20 MB.
+    /// shows when there is a next page; bounded by their size (a page of 100 cards is
+    /// 10 KB, or 400 KB with the longest descriptions, and visitors choose the keys).
     pub(crate) pages: ReadCache<CardsKey, Vec<PetCard>>,
     /// The category summaries (every storefront page shows them).
     pub(crate) summaries: ReadCache<(), Vec<CategorySummary>>,
@@ -96,7 +129,11 @@ pub struct Caches {
 
 impl Default for Caches {
     fn default() -> Caches {
-        Caches { cards: ReadCache::new(10_000), pages: ReadCache::new(1_000), summaries: ReadCache::new(4) }
+        Caches {
+            cards: ReadCache::weighed(CARDS_MAX_BYTES, one_card_bytes),
+            pages: ReadCache::weighed(PAGES_MAX_BYTES, |cards| cards_bytes(cards)),
+            summaries: ReadCache::new(4),
+        }
     }
 }
 

@@ -7,9 +7,11 @@
 //! browsers may keep them for a year.
 
 use std::io::Cursor;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
-use image::{DynamicImage, ImageDecoder, ImageFormat, imageops::FilterType};
+use image::imageops::{self, FilterType};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageBuffer, ImageDecoder, ImageFormat};
 use sha2::{Digest, Sha256};
 
 use crate::db::{Db, sql};
@@ -24,17 +26,22 @@ pub const MAX_UPLOAD_BYTES: usize = 5 * 1024 * 1024;
 /// kilobytes of PNG claiming 100,000 × 100,000 (a decompression bomb) is refused from
 /// its header, before anything is allocated.
 pub const MAX_PIXELS: u64 = 50_000_000;
+/// The most memory the decoded picture may take (a 50-megapixel photo at 8 bits a
+/// channel with alpha); checked from the header too: 16-bit channels count twice.
+pub const MAX_DECODED_BYTES: u64 = MAX_PIXELS * 4;
 /// The longest side an upload may have.
 const MAX_SIDE: u32 = 20_000;
 /// WebP quality (libwebp's 0 to 100): a photo 640 wide is about 40 KB.
 const QUALITY: f32 = 80.0;
-/// A stored photo is never taller than this many times its width (a panorama standing
-/// up would otherwise be a very long page).
+/// A stored photo is at most twice as tall as it is wide, or twice as wide as tall:
+/// beyond, its middle is kept (a panorama standing up would be a very long page, and
+/// lying down a sliver in the shop's 4:3 frames).
 const MAX_ASPECT: u32 = 2;
 
-/// How many uploads are decoded at once: a 50-megapixel photo takes 200 MB while it is
-/// worked on, and the work takes a core (one process, so one count for it).
-static DECODING: LazyLock<tokio::sync::Semaphore> = LazyLock::new(|| tokio::sync::Semaphore::new(2));
+/// How many uploads are worked on at once in this process: one takes up to about
+/// [`MAX_DECODED_BYTES`] and a half while it is (the decoded picture, its 8-bit copy when
+/// it had 16-bit channels, the first reduction), and a core; the next waits its turn.
+static DECODING: LazyLock<Arc<tokio::sync::Semaphore>> = LazyLock::new(|| Arc::new(tokio::sync::Semaphore::new(1)));
 
 /// The image types a photo may be sent as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +108,7 @@ fn invalid(message: impl Into<String>) -> AppError {
 }
 
 /// Decodes `bytes` as `format` and encodes every width. Takes a core for a while (about
-/// 0.3 s for a 12-megapixel JPEG): [`set`] runs it on a blocking thread.
+/// half a second for a 12-megapixel JPEG): [`set`] runs it on a blocking thread.
 pub fn encode(format: Format, bytes: &[u8]) -> AppResult<Encoded> {
     if bytes.len() > MAX_UPLOAD_BYTES {
         return Err(AppError::new(
@@ -109,23 +116,43 @@ pub fn encode(format: Format, bytes: &[u8]) -> AppResult<Encoded> {
             format!("a photo is at most {MAX_UPLOAD_BYTES} bytes (got {})", bytes.len()),
         ));
     }
-    let image = decode(format, bytes)?;
-    // The widest first; each narrower one from it (a small image is never enlarged).
+    let (decoded, orientation) = decode(format, bytes)?;
+    // Upright, the widest is at most this wide (its height follows, within the shape);
+    // turned a quarter, that bound is on what is stored as its height.
+    let widest = PHOTO_WIDTHS[PHOTO_WIDTHS.len() - 1];
+    let quarter = matches!(
+        orientation,
+        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
+    );
+    let bound = if quarter { (u32::MAX, widest) } else { (widest, u32::MAX) };
+    // Reduced (and cut to shape) from the decoded picture as it is stored, then turned
+    // upright: turning the small one costs little, the large one a second copy.
+    let mut largest = match decoded {
+        Pixels::Rgb(image) => DynamicImage::ImageRgb8(reduce(&image, bound)),
+        Pixels::Rgba(image) => DynamicImage::ImageRgba8(reduce(&image, bound)),
+    };
+    largest.apply_orientation(orientation);
     let mut variants = Vec::with_capacity(PHOTO_WIDTHS.len());
-    let mut widest = None;
     for &width in PHOTO_WIDTHS.iter().rev() {
-        let source = widest.as_ref().unwrap_or(&image);
-        let resized = fit(source, width);
+        let resized = match &largest {
+            DynamicImage::ImageRgba8(image) => DynamicImage::ImageRgba8(reduce(image, (width, u32::MAX))),
+            other => DynamicImage::ImageRgb8(reduce(&other.to_rgb8(), (width, u32::MAX))),
+        };
         variants.push((width, webp(&resized)?));
-        widest.get_or_insert(resized);
     }
     variants.reverse();
     Ok(Encoded::new(variants))
 }
 
-/// The upload's pixels, upright, after checking that the bytes are the image their
-/// Content-Type says and that it is not too large to decode.
-fn decode(format: Format, bytes: &[u8]) -> AppResult<DynamicImage> {
+/// A decoded picture in 8 bits a channel, with or without alpha.
+enum Pixels {
+    Rgb(image::RgbImage),
+    Rgba(image::RgbaImage),
+}
+
+/// The upload's pixels as stored and the turn that shows them upright, after checking
+/// that the bytes are the image their Content-Type says and that they fit the limits.
+fn decode(format: Format, bytes: &[u8]) -> AppResult<(Pixels, Orientation)> {
     let name = |format: ImageFormat| format!("{format:?}").to_uppercase().replace("WEBP", "WebP");
     match image::guess_format(bytes) {
         Ok(found) if found == format.image_format() => {}
@@ -142,7 +169,7 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<DynamicImage> {
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
     limits.max_image_height = Some(MAX_SIDE);
-    limits.max_alloc = Some(MAX_PIXELS * 4 + (64 << 20));
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
     reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(decoding_failed)?;
     let (width, height) = decoder.dimensions();
@@ -155,17 +182,32 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<DynamicImage> {
     if width == 0 || height == 0 {
         return Err(invalid("the image has no pixels"));
     }
-    let orientation = decoder.orientation().unwrap_or(image::metadata::Orientation::NoTransforms);
-    let mut image = DynamicImage::from_decoder(decoder).map_err(decoding_failed)?;
-    image.apply_orientation(orientation);
-    Ok(image)
+    // From the header too, before the buffer is made (`into_decoder` does not count
+    // it against `max_alloc`): 16-bit channels take twice the memory.
+    if decoder.total_bytes() > MAX_DECODED_BYTES {
+        return Err(invalid(format!(
+            "the image is {width} × {height} pixels of {:?}, over {} MB decoded; a photo of 8 bits a channel fits",
+            decoder.color_type(),
+            MAX_DECODED_BYTES / 1_000_000
+        )));
+    }
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let image = DynamicImage::from_decoder(decoder).map_err(decoding_failed)?;
+    let pixels = match image {
+        DynamicImage::ImageRgb8(image) => Pixels::Rgb(image),
+        DynamicImage::ImageRgba8(image) => Pixels::Rgba(image),
+        other if other.color().has_alpha() => Pixels::Rgba(other.to_rgba8()),
+        other => Pixels::Rgb(other.to_rgb8()),
+    };
+    Ok((pixels, orientation))
 }
 
 fn decoding_failed(err: image::ImageError) -> AppError {
     match err {
         image::ImageError::Limits(_) => invalid(format!(
-            "the image is too large to decode (at most {MAX_SIDE} pixels a side and {} megapixels)",
-            MAX_PIXELS / 1_000_000
+            "the image is too large to decode (at most {MAX_SIDE} pixels a side, {} megapixels, {} MB decoded)",
+            MAX_PIXELS / 1_000_000,
+            MAX_DECODED_BYTES / 1_000_000
         )),
         image::ImageError::Unsupported(unsupported) => invalid(format!("the image cannot be read: {unsupported}")),
         // The decoder's own words say where the file is broken; they name no path.
@@ -173,22 +215,30 @@ fn decoding_failed(err: image::ImageError) -> AppError {
     }
 }
 
-/// `image` at most `width` wide (and [`MAX_ASPECT`] times that tall), its aspect kept.
-fn fit(image: &DynamicImage, width: u32) -> DynamicImage {
-    let height = width * MAX_ASPECT;
-    if image.width() <= width && image.height() <= height {
-        return image.clone();
+/// The middle of `image` within the shape (at most [`MAX_ASPECT`] times as tall as wide,
+/// or as wide as tall), at most `bound` (width, height), its aspect kept, never
+/// enlarged. Read through a view: the large picture is not copied.
+fn reduce<P>(image: &ImageBuffer<P, Vec<u8>>, bound: (u32, u32)) -> ImageBuffer<P, Vec<u8>>
+where
+    P: image::Pixel<Subpixel = u8> + 'static,
+{
+    let (width, height) = image.dimensions();
+    let (kept_w, kept_h) = (width.min(height * MAX_ASPECT), height.min(width * MAX_ASPECT));
+    let view = imageops::crop_imm(image, (width - kept_w) / 2, (height - kept_h) / 2, kept_w, kept_h);
+    // The size within the bound, the aspect of what is kept.
+    let scale = f64::min(1.0, f64::min(f64::from(bound.0) / f64::from(kept_w), f64::from(bound.1) / f64::from(kept_h)));
+    let to = |side: u32| ((f64::from(side) * scale).round() as u32).max(1);
+    let (to_w, to_h) = (to(kept_w), to(kept_h));
+    if (to_w, to_h) == (kept_w, kept_h) {
+        return view.to_image();
     }
     // A large reduction first by averaging blocks of pixels (fast, and no aliasing at
     // that ratio), the last factor of two by a triangle filter.
-    let coarse;
-    let source = if image.width() > 2 * width || image.height() > 2 * height {
-        coarse = image.thumbnail(2 * width, 2 * height);
-        &coarse
-    } else {
-        image
-    };
-    source.resize(width, height, FilterType::Triangle)
+    if kept_w > 2 * to_w {
+        let coarse = imageops::thumbnail(&*view, 2 * to_w, 2 * to_h);
+        return imageops::resize(&coarse, to_w, to_h, FilterType::Triangle);
+    }
+    imageops::resize(&*view, to_w, to_h, FilterType::Triangle)
 }
 
 fn webp(image: &DynamicImage) -> AppResult<Vec<u8>> {
@@ -209,12 +259,15 @@ pub async fn set(db: &Db, pet_id: i64, content_type: Option<&str>, bytes: axum::
     let format = content_type.and_then(Format::of_content_type).ok_or_else(|| unsupported(content_type))?;
     // Refused before the work when the pet is gone.
     crate::services::pets::card(db, pet_id).await?;
-    let encoded = {
-        let _turn = DECODING.acquire().await.map_err(|err| AppError::internal("photo queue", err))?;
-        tokio::task::spawn_blocking(move || encode(format, &bytes))
-            .await
-            .map_err(|err| AppError::internal("encoding a photo", err))??
-    };
+    // The turn is held by the work itself: a request given up meanwhile (a timeout, a
+    // client gone) cannot let another start while this one still runs.
+    let turn = DECODING.clone().acquire_owned().await.map_err(|err| AppError::internal("photo queue", err))?;
+    let encoded = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        encode(format, &bytes)
+    })
+    .await
+    .map_err(|err| AppError::internal("encoding a photo", err))??;
     store(db, pet_id, &encoded).await
 }
 
@@ -236,6 +289,12 @@ pub async fn remove(db: &Db, pet_id: i64) -> AppResult<()> {
     sql::photos::remove(&mut tx, pet_id).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Whether a photo URL still names the pet's photo (a browser holding it is told so
+/// without its bytes being read).
+pub async fn still_there(db: &Db, pet_id: i64, hash: &str, width: u32) -> AppResult<bool> {
+    Ok(PHOTO_WIDTHS.contains(&width) && sql::photos::exists(db, pet_id, hash, width).await?)
 }
 
 /// The WebP bytes a photo URL names, if the pet's photo is still that one.
@@ -267,9 +326,9 @@ mod tests {
         let encoded = encode(Format::Png, &png(2000, 1500)).unwrap();
         let sizes: Vec<_> = encoded.variants.iter().map(|(width, bytes)| (*width, webp_size(bytes))).collect();
         assert_eq!(sizes, [(320, (320, 240)), (640, (640, 480)), (1280, (1280, 960))]);
-        let small = encode(Format::Png, &png(500, 100)).unwrap();
+        let small = encode(Format::Png, &png(500, 300)).unwrap();
         let sizes: Vec<_> = small.variants.iter().map(|(_, bytes)| webp_size(bytes)).collect();
-        assert_eq!(sizes, [(320, 64), (500, 100), (500, 100)]);
+        assert_eq!(sizes, [(320, 192), (500, 300), (500, 300)]);
         assert_eq!(encoded.hash.len(), 16);
         assert_ne!(encoded.hash, small.hash);
         assert_eq!(
@@ -280,9 +339,11 @@ mod tests {
     }
 
     #[test]
-    fn a_tall_image_is_cut_down_to_twice_its_width() {
-        let encoded = encode(Format::Png, &png(400, 3000)).unwrap();
-        assert_eq!(webp_size(&encoded.variants[0].1), (86, 640));
+    fn a_photo_is_cut_to_at_most_twice_as_tall_as_wide_or_wide_as_tall() {
+        let sizes = |encoded: &Encoded| encoded.variants.iter().map(|(_, bytes)| webp_size(bytes)).collect::<Vec<_>>();
+        assert_eq!(sizes(&encode(Format::Png, &png(400, 3000)).unwrap()), [(320, 640), (400, 800), (400, 800)]);
+        assert_eq!(sizes(&encode(Format::Png, &png(3000, 400)).unwrap()), [(320, 160), (640, 320), (800, 400)]);
+        assert_eq!(sizes(&encode(Format::Png, &png(1500, 4500)).unwrap()), [(320, 640), (640, 1280), (1280, 2560)]);
     }
 
     #[test]

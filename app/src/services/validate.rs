@@ -39,10 +39,12 @@ pub fn description(field: &str, raw: Option<&str>) -> AppResult<Option<String>> 
     text_block(field, raw, DESCRIPTION_MAX_CHARS)
 }
 
-/// A pet's description: plain text up to 2,000 characters, its ends trimmed; an empty
-/// one is none.
+/// A pet's description: plain text up to 2,000 characters, its ends trimmed and its
+/// line breaks `\n` (a form sent by a browser breaks lines with `\r\n`); an empty one
+/// is none.
 pub fn pet_description(field: &str, raw: Option<&str>) -> AppResult<Option<String>> {
-    Ok(text_block(field, raw.map(str::trim), PET_DESCRIPTION_MAX_CHARS)?.filter(|text| !text.is_empty()))
+    let text = raw.map(|raw| raw.replace("\r\n", "\n").replace('\r', "\n"));
+    Ok(text_block(field, text.as_deref().map(str::trim), PET_DESCRIPTION_MAX_CHARS)?.filter(|text| !text.is_empty()))
 }
 
 /// Free text of at most `max` characters; line breaks and tabs are fine, other control

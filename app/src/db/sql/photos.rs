@@ -56,3 +56,17 @@ pub async fn variant(db: &Db, pet_id: i64, hash: &str, width: u32) -> AppResult<
     .fetch_optional(pool)
     .await)?)
 }
+
+/// Whether the pet's photo at `width` is still the one `hash` names (without its bytes).
+pub async fn exists(db: &Db, pet_id: i64, hash: &str, width: u32) -> AppResult<bool> {
+    // (Its width: a column of one type on both engines, where a literal 1 is not.)
+    let found: Option<i64> = on_pool!(db, |pool| sqlx::query_scalar(
+        "SELECT width FROM pet_photos WHERE pet_id = $1 AND width = $2 AND hash = $3"
+    )
+    .bind(pet_id)
+    .bind(i64::from(width))
+    .bind(hash)
+    .fetch_optional(pool)
+    .await)?;
+    Ok(found.is_some())
+}

@@ -41,7 +41,8 @@ pub fn PhotoEditor(pet_id: i64, name: String, photo: Option<Photo>, note: Option
     let upload = RwSignal::new(Upload::Idle);
     let dragging = RwSignal::new(false);
     let remove = ServerAction::<RemovePhoto>::new();
-    let had_photo = photo.is_some();
+    // Whether the pet has a photo now (one uploaded here counts).
+    let has_photo = RwSignal::new(photo.is_some());
     let shown_name = name.clone();
     let current = move || match preview.get() {
         Some(url) => view! {
@@ -58,7 +59,7 @@ pub fn PhotoEditor(pet_id: i64, name: String, photo: Option<Photo>, note: Option
             use wasm_bindgen::JsCast;
             let input = ev.target().and_then(|target| target.dyn_into::<web_sys::HtmlInputElement>().ok());
             if let Some(file) = input.as_ref().and_then(|input| input.files()).and_then(|files| files.get(0)) {
-                send(pet_id, file, preview, upload);
+                send(pet_id, file, preview, upload, has_photo);
             }
             // The same file may be chosen again after a refusal.
             if let Some(input) = input {
@@ -73,7 +74,7 @@ pub fn PhotoEditor(pet_id: i64, name: String, photo: Option<Photo>, note: Option
         dragging.set(false);
         #[cfg(feature = "hydrate")]
         if let Some(file) = ev.data_transfer().and_then(|data| data.files()).and_then(|files| files.get(0)) {
-            send(pet_id, file, preview, upload);
+            send(pet_id, file, preview, upload, has_photo);
         }
     };
     let status = move || match upload.get() {
@@ -96,7 +97,7 @@ pub fn PhotoEditor(pet_id: i64, name: String, photo: Option<Photo>, note: Option
                     on:dragleave=move |_| dragging.set(false)
                     on:drop=on_drop>
                     <span class="dropzone-text">
-                        {if had_photo { "Replace the photo: drop an image here, or " } else { "Drop an image here, or " }}
+                        {move || if has_photo.get() { "Replace the photo: drop an image here, or " } else { "Drop an image here, or " }}
                         <span class="pick">"choose a file"</span>
                     </span>
                     <input type="file" name="photo" accept=ACCEPTED on:change=on_chosen
@@ -104,25 +105,34 @@ pub fn PhotoEditor(pet_id: i64, name: String, photo: Option<Photo>, note: Option
                     <small class="meta">"JPEG, PNG or WebP, at most 5 MB. Shown at 320, 640 and 1280 pixels wide."</small>
                 </label>
                 {status}
-                {had_photo.then(|| confirm(
-                    "Remove the photo…".to_owned(),
-                    format!("Remove {name}'s photo? The shop shows a placeholder instead."),
-                    view! {
-                        <ActionForm action=remove attr:class="inline">
-                            <input type="hidden" name="id" value=pet_id/>
-                            <button type="submit" class="danger">"Yes, remove it"</button>
-                        </ActionForm>
-                    },
-                ))}
+                <div class:hidden=move || !has_photo.get()>
+                    {confirm(
+                        "Remove the photo…".to_owned(),
+                        format!("Remove {name}'s photo? The shop shows a placeholder instead."),
+                        view! {
+                            <ActionForm action=remove attr:class="inline">
+                                <input type="hidden" name="id" value=pet_id/>
+                                <button type="submit" class="danger">"Yes, remove it"</button>
+                            </ActionForm>
+                        },
+                    )}
+                </div>
                 <FormOutcome result=remove.value().into() done="The photo was removed." note/>
             </div>
         </div>
     }
 }
 
-/// Checks `file`, shows it, and sends it; `upload` follows the request.
+/// Checks `file`, shows it, and sends it; `upload` follows the request. A refused file's
+/// preview goes again (the stored photo is what shows), a stored one's stays.
 #[cfg(feature = "hydrate")]
-fn send(pet_id: i64, file: web_sys::File, preview: RwSignal<Option<String>>, upload: RwSignal<Upload>) {
+fn send(
+    pet_id: i64,
+    file: web_sys::File,
+    preview: RwSignal<Option<String>>,
+    upload: RwSignal<Upload>,
+    has_photo: RwSignal<bool>,
+) {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
 
@@ -134,15 +144,22 @@ fn send(pet_id: i64, file: web_sys::File, preview: RwSignal<Option<String>>, upl
         upload.set(Upload::Failed("That image is larger than 5 MB.".into()));
         return;
     }
-    if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
-        if let Some(before) = preview.get_untracked() {
-            let _ = web_sys::Url::revoke_object_url(&before);
-        }
-        preview.set(Some(url));
-    }
     let Ok(request) = web_sys::XmlHttpRequest::new() else {
         upload.set(Upload::Failed("This browser cannot send the file.".into()));
         return;
+    };
+    // What showed before: shown again if this file is refused.
+    let before = preview.get_untracked();
+    let chosen = web_sys::Url::create_object_url_with_blob(&file).ok();
+    if chosen.is_some() {
+        preview.set(chosen.clone());
+    }
+    let settle = move |stored: bool| {
+        let (gone, shown) = if stored { (before, chosen) } else { (chosen, before) };
+        if let Some(url) = gone {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        }
+        preview.set(shown);
     };
     upload.set(Upload::Sending(0.0));
     let _ = request.open("PUT", &format!("/api/v1/pets/{pet_id}/photo"));
@@ -162,6 +179,11 @@ fn send(pet_id: i64, file: web_sys::File, preview: RwSignal<Option<String>>, upl
         drop(on_progress);
         let status = answered.status().unwrap_or(0);
         let body = answered.response_text().ok().flatten().unwrap_or_default();
+        let stored = (200..=299).contains(&status);
+        settle(stored);
+        if stored {
+            has_photo.set(true);
+        }
         upload.set(match status {
             200..=299 => Upload::Done,
             0 => Upload::Failed("The upload did not reach the store; check the connection and try again.".into()),
