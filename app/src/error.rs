@@ -38,6 +38,7 @@ pub enum ErrorCode {
     UnsupportedMediaType,
     ValidationFailed,
     InvalidImage,
+    InvalidWebhookUrl,
     RateLimited,
     TemporarilyBanned,
     InternalError,
@@ -50,8 +51,8 @@ impl ErrorCode {
     pub fn status(self) -> u16 {
         use ErrorCode::{
             BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
-            InsufficientStorage, InternalError, InvalidApiKey, InvalidImage, InvalidTransition, LastAdminKey,
-            MethodNotAllowed, MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders,
+            InsufficientStorage, InternalError, InvalidApiKey, InvalidImage, InvalidTransition, InvalidWebhookUrl,
+            LastAdminKey, MethodNotAllowed, MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders,
             PetNotAvailable, RateLimited, RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType,
             ValidationFailed,
         };
@@ -67,7 +68,7 @@ impl ErrorCode {
             Sunset => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,
-            ValidationFailed | InvalidImage => 422,
+            ValidationFailed | InvalidImage | InvalidWebhookUrl => 422,
             RateLimited | TemporarilyBanned => 429,
             InternalError => 500,
             Unavailable => 503,
@@ -78,8 +79,8 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         use ErrorCode::{
             BadRequest, CategoryInUse, DuplicateName, Forbidden, IdempotencyKeyReused, InsufficientStock,
-            InsufficientStorage, InternalError, InvalidApiKey, InvalidImage, InvalidTransition, LastAdminKey,
-            MethodNotAllowed, MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders,
+            InsufficientStorage, InternalError, InvalidApiKey, InvalidImage, InvalidTransition, InvalidWebhookUrl,
+            LastAdminKey, MethodNotAllowed, MissingApiKey, NotFound, OrderCompleted, PayloadTooLarge, PetHasOpenOrders,
             PetNotAvailable, RateLimited, RequestTimeout, Sunset, TemporarilyBanned, Unavailable, UnsupportedMediaType,
             ValidationFailed,
         };
@@ -105,6 +106,7 @@ impl ErrorCode {
             UnsupportedMediaType => "unsupported_media_type",
             ValidationFailed => "validation_failed",
             InvalidImage => "invalid_image",
+            InvalidWebhookUrl => "invalid_webhook_url",
             RateLimited => "rate_limited",
             TemporarilyBanned => "temporarily_banned",
             InternalError => "internal_error",

@@ -772,3 +772,192 @@ impl Currency {
         whole.checked_mul(scale).and_then(|minor| minor.checked_add(fraction)).ok_or_else(|| "is too large".to_owned())
     }
 }
+
+/// What happened in the store, as events name it.
+// contract.md, "Events".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, VariantArray)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+pub enum EventType {
+    #[serde(rename = "order.created")]
+    #[strum(serialize = "order.created")]
+    OrderCreated,
+    #[serde(rename = "order.completed")]
+    #[strum(serialize = "order.completed")]
+    OrderCompleted,
+    #[serde(rename = "order.cancelled")]
+    #[strum(serialize = "order.cancelled")]
+    OrderCancelled,
+    #[serde(rename = "pet.created")]
+    #[strum(serialize = "pet.created")]
+    PetCreated,
+    #[serde(rename = "pet.updated")]
+    #[strum(serialize = "pet.updated")]
+    PetUpdated,
+    #[serde(rename = "pet.deleted")]
+    #[strum(serialize = "pet.deleted")]
+    PetDeleted,
+    #[serde(rename = "pet.status_changed")]
+    #[strum(serialize = "pet.status_changed")]
+    PetStatusChanged,
+    #[serde(rename = "inventory.updated")]
+    #[strum(serialize = "inventory.updated")]
+    InventoryUpdated,
+    #[serde(rename = "inventory.out_of_stock")]
+    #[strum(serialize = "inventory.out_of_stock")]
+    InventoryOutOfStock,
+    #[serde(rename = "key.revoked")]
+    #[strum(serialize = "key.revoked")]
+    KeyRevoked,
+    /// Sent by `POST /webhooks/{webhookId}/test` only.
+    #[serde(rename = "ping")]
+    #[strum(serialize = "ping")]
+    Ping,
+}
+
+impl EventType {
+    /// The name events carry (`order.created`, …).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// The types a webhook may subscribe to (all but `ping`, which only the test call
+    /// sends).
+    pub fn subscribable() -> impl Iterator<Item = EventType> {
+        EventType::VARIANTS.iter().copied().filter(|kind| *kind != EventType::Ping)
+    }
+}
+
+deserialize_by_name!(EventType);
+
+/// An event as webhooks and streams carry it: `data` is the resource as the REST API
+/// shows it after the change (for `pet.deleted`, the pet as it was).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// `evt_` and 24 hex digits; the same on every delivery and retry of it.
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: EventType,
+    /// When the change committed (RFC 3339, UTC).
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub created_at: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = Object))]
+    pub data: serde_json::Value,
+}
+
+/// Request body of `POST /webhooks`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewWebhook {
+    /// Where events are sent: `https`, or `http` to a public address.
+    #[cfg_attr(feature = "ssr", schema(max_length = 2000, example = "https://example.com/petstore/events"))]
+    pub url: String,
+    /// The event types it takes, or `["*"]` for all.
+    #[cfg_attr(feature = "ssr", schema(min_items = 1, example = json!(["order.created", "inventory.out_of_stock"])))]
+    pub events: Vec<String>,
+    /// At most 1,000 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(max_length = 1000))]
+    pub description: Option<String>,
+}
+
+/// Request body of `PATCH /webhooks/{webhookId}`: what it names changes, the rest stays.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookUpdate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(max_length = 2000))]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(min_items = 1))]
+    pub events: Option<Vec<String>>,
+    /// `false` stops deliveries (they are not kept for later); `true` starts them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// `null` or `""` removes it.
+    #[serde(default, skip_serializing_if = "Field::is_keep")]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, max_length = 1000))]
+    pub description: Field<String>,
+}
+
+/// A webhook endpoint as the API shows it; its secret never again after creation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Webhook {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub id: i64,
+    pub url: String,
+    pub events: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub enabled: bool,
+    /// When the store itself disabled it (after three days of failed deliveries): why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub created_at: String,
+}
+
+/// The answer to `POST /webhooks` and to rotating its secret: the endpoint and the
+/// secret that signs its deliveries, shown this once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookWithSecret {
+    #[serde(flatten)]
+    pub webhook: Webhook,
+    /// `whsec_` and the key in base64 (Standard Webhooks).
+    pub secret: String,
+    /// After a rotation: until when the previous secret signs too (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub previous_secret_expires_at: Option<String>,
+}
+
+/// Where an attempt to deliver an event stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, IntoStaticStr, EnumString, VariantArray)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum DeliveryStatus {
+    /// Still to make (due at `nextAttemptAt`).
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+deserialize_by_name!(DeliveryStatus);
+
+/// One attempt to deliver an event to an endpoint: made, or still to make.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    #[cfg_attr(feature = "ssr", schema(format = Int64, minimum = 1))]
+    pub id: i64,
+    pub event_id: String,
+    pub event_type: EventType,
+    /// 1 for the first attempt.
+    #[cfg_attr(feature = "ssr", schema(minimum = 1))]
+    pub attempt: i64,
+    pub status: DeliveryStatus,
+    /// The endpoint's answer; none when it gave none (a timeout, a refused connection).
+    pub response_status: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub error: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub created_at: String,
+    /// When the attempt is made (pending) or, after a failure, when it is tried again.
+    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    pub next_attempt_at: Option<String>,
+}

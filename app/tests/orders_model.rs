@@ -297,6 +297,18 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     app::services::photos::store(&source, pet.id, &photo).await.unwrap();
     let order = NewOrder { pet_id: pet.id, quantity: 1, ship_date: None };
     orders::place(&source, 20, caller, order, Some("once")).await.unwrap();
+    // A webhook endpoint and a delivery to it (its test ping).
+    let new = app::model::NewWebhook {
+        url: "http://127.0.0.1:9/hook".into(),
+        events: vec!["*".into()],
+        description: Some("moved".into()),
+    };
+    let targets = app::services::webhooks::Targets { allow_private: true };
+    let webhook = app::services::webhooks::create(&source, targets, new).await.unwrap();
+    app::services::webhooks::test(&source, webhook.webhook.id).await.unwrap();
+    // As a dispatcher leaves it, having made out the first events.
+    app::on_pool!(source, |pool| sqlx::query("UPDATE webhook_fanout SET last_seq = 3").execute(pool).await.map(|_| ()))
+        .unwrap();
     // The highest pet id handed out, then deleted: the target must not hand it out again.
     let last = pets::create(
         &source,
@@ -324,7 +336,7 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let sqlite_tables: Vec<String> = app::on_pool!(source, |pool| {
         sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'pet_names%'
-           AND name NOT IN ('_sqlx_migrations', 'catalog_version', 'write_probe') ORDER BY name"
+           AND name NOT IN ('_sqlx_migrations', 'catalog_version', 'write_probe', 'webhook_fanout') ORDER BY name"
     )
     .fetch_all(pool)
     .await
@@ -336,6 +348,16 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let copied = db::copy::sqlite_to_postgres(&source, &target).await.unwrap();
     assert_eq!(copied.len(), before.len());
     assert_eq!(dump(&target).await, before, "row for row");
+    let fanned_out = |store: &db::Db| {
+        let store = store.clone();
+        async move {
+            app::on_pool!(store, |pool| sqlx::query_scalar::<_, i64>("SELECT last_seq FROM webhook_fanout")
+                .fetch_one(pool)
+                .await)
+            .unwrap()
+        }
+    };
+    assert_eq!(fanned_out(&target).await, fanned_out(&source).await, "how far deliveries were made out");
 
     // A second copy into the same database is refused, and changes nothing.
     let again = db::copy::sqlite_to_postgres(&source, &target).await.unwrap_err();

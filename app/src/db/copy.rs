@@ -107,6 +107,54 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
         Some("id"),
     ),
     (
+        "events",
+        &[
+            ("seq", Int),
+            ("id", Text),
+            ("type", Text),
+            ("created_at", Int),
+            ("data", Text),
+            ("owner_key_id", OptInt),
+            ("admin_only", Bool),
+        ],
+        Some("seq"),
+    ),
+    (
+        "webhooks",
+        &[
+            ("id", Int),
+            ("url", Text),
+            ("events", Text),
+            ("description", OptText),
+            ("enabled", Bool),
+            ("secret", Text),
+            ("previous_secret", OptText),
+            ("previous_until", OptInt),
+            ("created_at", Int),
+            ("failing_since", OptInt),
+            ("disabled_reason", OptText),
+        ],
+        Some("id"),
+    ),
+    (
+        "webhook_deliveries",
+        &[
+            ("id", Int),
+            ("webhook_id", Int),
+            ("event_seq", Int),
+            ("attempt", Int),
+            ("status", Text),
+            ("created_at", Int),
+            ("due_at", OptInt),
+            ("claimed_until", OptInt),
+            ("attempted_at", OptInt),
+            ("response_status", OptInt),
+            ("duration_ms", OptInt),
+            ("error", OptText),
+        ],
+        Some("id"),
+    ),
+    (
         "idempotency_records",
         &[
             ("key_id", Int),
@@ -217,6 +265,11 @@ pub async fn sqlite_to_postgres(from: &Db, to: &Db) -> Result<Copied, CopyError>
         }
         copied.push((table, count));
     }
+    // How far webhook deliveries were made out (a one-row table the target's migration
+    // made too): carried over, so that no event is sent again.
+    let fanned_out: i64 =
+        sqlx::query_scalar("SELECT last_seq FROM webhook_fanout WHERE id = 1").fetch_one(&mut *snapshot).await?;
+    sqlx::query("UPDATE webhook_fanout SET last_seq = $1 WHERE id = 1").bind(fanned_out).execute(&mut *writer).await?;
     // Verified inside the target's transaction, before it commits.
     let mut mismatches = String::new();
     for &(table, count) in &copied {

@@ -2,7 +2,8 @@
 
 use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult};
-use crate::model::{InventoryItem, InventoryUpdate, Page};
+use crate::model::{EventType, InventoryItem, InventoryUpdate, Page, Pet};
+use crate::services::events::{self, Audience};
 use crate::services::paging::PageRequest;
 use crate::services::rules::{self, PetState};
 use crate::services::validate;
@@ -36,13 +37,28 @@ pub(crate) async fn state_for_update(conn: &mut Conn, pet_id: i64) -> AppResult<
 }
 
 /// Moves a pet from `current` (as read by `state_for_update`) to `next`, writing only
-/// what changed: an order that leaves the status as it was is one statement, not two.
+/// what changed (an order that leaves the status as it was is one statement, not two),
+/// and the events that say so: `inventory.updated` when stock or status moved,
+/// `inventory.out_of_stock` when the last unit went, `pet.status_changed` with the pet.
 pub(crate) async fn write_state(conn: &mut Conn, pet_id: i64, current: PetState, next: PetState) -> AppResult<()> {
     if next.status != current.status {
         sql::inventory::set_status(conn, pet_id, next.status).await?;
     }
     if next.stock != current.stock {
         sql::inventory::set_stock(conn, pet_id, next.stock).await?;
+    }
+    if next == current {
+        return Ok(());
+    }
+    let item = InventoryItem { pet_id, quantity: next.stock, status: next.status };
+    events::record(conn, EventType::InventoryUpdated, &item, Audience::Everyone).await?;
+    if next.stock == 0 && current.stock > 0 {
+        events::record(conn, EventType::InventoryOutOfStock, &item, Audience::Everyone).await?;
+    }
+    if next.status != current.status {
+        let pet =
+            sql::pets::card_in(conn, pet_id).await?.map(Pet::from).ok_or_else(|| AppError::not_found("pet", pet_id))?;
+        events::record(conn, EventType::PetStatusChanged, &pet, Audience::Everyone).await?;
     }
     Ok(())
 }

@@ -11,9 +11,10 @@ use subtle::ConstantTimeEq;
 
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::model::{ApiKey, Caller, CreatedApiKey, Limits, NewApiKey, Page, Plan, Role, SignUp};
+use crate::model::{ApiKey, Caller, CreatedApiKey, EventType, Limits, NewApiKey, Page, Plan, Role, SignUp};
 use crate::services::access::{self, ClientAddr, Subject};
 use crate::services::clock::rfc3339;
+use crate::services::events::{self, Audience};
 use crate::services::limits::RateLimiter;
 use crate::services::paging::PageRequest;
 use crate::services::validate;
@@ -76,7 +77,7 @@ pub fn prefix_of(presented: &str) -> Option<&str> {
     (hex && !secret.is_empty()).then_some(prefix)
 }
 
-fn random_bytes<const N: usize>() -> AppResult<[u8; N]> {
+pub fn random_bytes<const N: usize>() -> AppResult<[u8; N]> {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|e| AppError::internal("OS random generator", e))?;
     Ok(bytes)
@@ -186,8 +187,13 @@ pub async fn revoke(db: &Db, now: i64, id: i64) -> AppResult<KeyRow> {
         ));
     }
     sql::keys::revoke(&mut tx, id, now).await?;
+    let row = sql::keys::get_in(&mut tx, id).await?.ok_or_else(|| AppError::not_found("key", id))?;
+    // Once, when it is revoked (revoking again changes nothing).
+    if revoked_at.is_none() {
+        events::record(&mut tx, EventType::KeyRevoked, &row.to_api(), Audience::Admins).await?;
+    }
     tx.commit().await?;
-    get(db, id).await
+    Ok(row)
 }
 
 pub async fn count(db: &Db) -> AppResult<i64> {

@@ -9,10 +9,11 @@ use time::format_description::well_known::Rfc3339;
 use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
-    Caller, Cancellation, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState, OrderView,
-    Page, Role,
+    Caller, Cancellation, EventType, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState,
+    OrderView, Page, Role,
 };
 use crate::services::clock::rfc3339;
+use crate::services::events::{self, Audience};
 use crate::services::inventory::{state_for_update, write_state};
 use crate::services::paging::PageRequest;
 use crate::services::{rules, validate};
@@ -192,11 +193,10 @@ async fn place_in(conn: &mut Conn, now: i64, caller: Caller, request: &NewOrder)
         .ok_or_else(|| AppError::validation("petId", format!("pet {} does not exist", request.pet_id)))?;
     let current = rules::PetState { status, stock };
     let next = rules::place_order(current, request.quantity)?;
-    write_state(conn, request.pet_id, current, next).await?;
     // What it costs is fixed now: a later price change does not touch it.
     let cost = price.map(|unit| (unit, unit * request.quantity));
     let id = sql::orders::insert(conn, now, caller.key_id, request, cost).await?;
-    Ok(Order {
+    let order = Order {
         id,
         pet_id: request.pet_id,
         quantity: request.quantity,
@@ -204,7 +204,11 @@ async fn place_in(conn: &mut Conn, now: i64, caller: Caller, request: &NewOrder)
         complete: false,
         unit_price: cost.map(|(unit, _)| unit),
         total: cost.map(|(_, total)| total),
-    })
+    };
+    // The order's event, then the stock's it moved (`write_state`'s).
+    events::record(conn, EventType::OrderCreated, &order, Audience::Owner(caller.key_id)).await?;
+    write_state(conn, request.pet_id, current, next).await?;
+    Ok(order)
 }
 
 /// An order the caller may see (customers: their own; others → 404). Cancelled orders
@@ -248,8 +252,9 @@ pub async fn cancel(db: &Db, now: i64, caller: Caller, id: i64) -> AppResult<Can
         ));
     }
     let current = state_for_update(&mut tx, order.pet_id).await?;
-    write_state(&mut tx, order.pet_id, current, rules::cancel_order(current, order.quantity)).await?;
     sql::orders::set_cancelled(&mut tx, id, now).await?;
+    events::record(&mut tx, EventType::OrderCancelled, &order.to_api(), Audience::Owner(order.key_id)).await?;
+    write_state(&mut tx, order.pet_id, current, rules::cancel_order(current, order.quantity)).await?;
     tx.commit().await?;
     let cancelled = OrderRow { cancelled_at: Some(now), ..order };
     Ok(Cancellation { order: cancelled.to_view(pet_name), already: false })
@@ -289,7 +294,9 @@ pub async fn complete(db: &Db, now: i64, caller: Caller, id: i64, completion: Or
     sql::orders::set_complete(&mut tx, id, &ship_date).await?;
     let current = state_for_update(&mut tx, order.pet_id).await?;
     let others = sql::inventory::open_orders(&mut tx, order.pet_id).await?;
+    let completed = Order { complete: true, ship_date: Some(ship_date), ..order.to_api() };
+    events::record(&mut tx, EventType::OrderCompleted, &completed, Audience::Owner(order.key_id)).await?;
     write_state(&mut tx, order.pet_id, current, rules::complete_order(current, others)).await?;
     tx.commit().await?;
-    Ok(Order { complete: true, ship_date: Some(ship_date), ..order.to_api() })
+    Ok(completed)
 }

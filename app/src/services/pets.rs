@@ -4,7 +4,8 @@
 use crate::db::sql::pets::{Content, Keyset};
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::model::{Field, NewPet, Page, Pet, PetCard, PetFilter, PetSort, PetStatus};
+use crate::model::{EventType, Field, NewPet, Page, Pet, PetCard, PetFilter, PetSort, PetStatus};
+use crate::services::events::{self, Audience};
 use crate::services::paging::{self, PageRequest};
 use crate::services::rules;
 use crate::services::{inventory, validate};
@@ -101,8 +102,10 @@ pub async fn create(db: &Db, new: NewPet) -> AppResult<Pet> {
     let id =
         sql::pets::insert(&mut tx, &name.text, &name.key, category_id, status, content, rules::initial_stock(status))
             .await?;
+    let pet = Pet { id, name: name.text, category_id, status, description, price, photo_urls: Vec::new() };
+    events::record(&mut tx, EventType::PetCreated, &pet, Audience::Everyone).await?;
     tx.commit().await?;
-    Ok(Pet { id, name: name.text, category_id, status, description, price, photo_urls: Vec::new() })
+    Ok(pet)
 }
 
 /// PUT: replaces name and category; a given status goes through the admin status
@@ -130,9 +133,10 @@ pub async fn replace(db: &Db, id: i64, new: NewPet) -> AppResult<Pet> {
     let content = Content { description: description.as_deref(), price };
     sql::pets::update(&mut tx, id, &name.text, &name.key, category_id, content).await?;
     inventory::write_state(&mut tx, id, current, next).await?;
-    let after = sql::pets::card_in(&mut tx, id).await?.ok_or_else(|| AppError::not_found("pet", id))?;
+    let after = Pet::from(sql::pets::card_in(&mut tx, id).await?.ok_or_else(|| AppError::not_found("pet", id))?);
+    events::record(&mut tx, EventType::PetUpdated, &after, Audience::Everyone).await?;
     tx.commit().await?;
-    Ok(Pet::from(after))
+    Ok(after)
 }
 
 pub async fn delete(db: &Db, id: i64) -> AppResult<()> {
@@ -146,7 +150,9 @@ pub async fn delete(db: &Db, id: i64) -> AppResult<()> {
             format!("pet {id} is held by {open} open order(s); complete or cancel them first"),
         ));
     }
+    let gone = sql::pets::card_in(&mut tx, id).await?.ok_or_else(|| AppError::not_found("pet", id))?;
     sql::pets::delete(&mut tx, id).await?;
+    events::record(&mut tx, EventType::PetDeleted, &Pet::from(gone), Audience::Everyone).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::model::{PHOTO_WIDTHS, Pet};
+use crate::model::{EventType, PHOTO_WIDTHS, Pet};
+use crate::services::events::{self, Audience};
 use crate::services::inventory::state_for_update;
 
 /// The largest upload taken (contract.md, "Pet content"); the API refuses a longer body
@@ -276,9 +277,10 @@ pub async fn store(db: &Db, pet_id: i64, encoded: &Encoded) -> AppResult<Pet> {
     let mut tx = db.begin_write().await?;
     state_for_update(&mut tx, pet_id).await?;
     sql::photos::replace(&mut tx, pet_id, &encoded.hash, &encoded.variants).await?;
-    let card = sql::pets::card_in(&mut tx, pet_id).await?.ok_or_else(|| AppError::not_found("pet", pet_id))?;
+    let pet = Pet::from(sql::pets::card_in(&mut tx, pet_id).await?.ok_or_else(|| AppError::not_found("pet", pet_id))?);
+    events::record(&mut tx, EventType::PetUpdated, &pet, Audience::Everyone).await?;
     tx.commit().await?;
-    Ok(Pet::from(card))
+    Ok(pet)
 }
 
 /// `DELETE /pets/{petId}/photo`: the pet has no photo from then on (whether it had one
@@ -286,7 +288,10 @@ pub async fn store(db: &Db, pet_id: i64, encoded: &Encoded) -> AppResult<Pet> {
 pub async fn remove(db: &Db, pet_id: i64) -> AppResult<()> {
     let mut tx = db.begin_write().await?;
     state_for_update(&mut tx, pet_id).await?;
-    sql::photos::remove(&mut tx, pet_id).await?;
+    if sql::photos::remove(&mut tx, pet_id).await? {
+        let pet = sql::pets::card_in(&mut tx, pet_id).await?.ok_or_else(|| AppError::not_found("pet", pet_id))?;
+        events::record(&mut tx, EventType::PetUpdated, &Pet::from(pet), Audience::Everyone).await?;
+    }
     tx.commit().await?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Data that would otherwise never shrink: expired sessions, idempotency records past
-//! their 24 hours, and rate-limit rows whose day is over (and whose ban, if any, has
-//! ended). Swept at start and then every [`EVERY`], in batches of [`BATCH`] rows, each
+//! their 24 hours, rate-limit rows whose day is over (and whose ban, if any, has
+//! ended), and events past their 30 days (with their webhook deliveries). Swept at start and then every [`EVERY`], in batches of [`BATCH`] rows, each
 //! its own short write transaction, so that the sweep never holds the write lock for
 //! long and orders queue behind it for a batch at most.
 
@@ -23,11 +23,12 @@ pub struct Swept {
     pub sessions: u64,
     pub idempotency_records: u64,
     pub rate_limit_rows: u64,
+    pub events: u64,
 }
 
 /// Deletes every row past keeping at `now`.
 pub async fn sweep(db: &Db, now: i64) -> AppResult<Swept> {
-    use sql::retention::{expired_sessions, idempotency_records, rate_limit_rows};
+    use sql::retention::{events, expired_sessions, idempotency_records, rate_limit_rows};
     Ok(Swept {
         sessions: in_batches(db, |conn| Box::pin(expired_sessions(conn, now, BATCH))).await?,
         idempotency_records: in_batches(db, |conn| {
@@ -36,6 +37,8 @@ pub async fn sweep(db: &Db, now: i64) -> AppResult<Swept> {
         .await?,
         // The rows the rate limiter would no longer load (`RateLimiter::load`).
         rate_limit_rows: in_batches(db, |conn| Box::pin(rate_limit_rows(conn, now, BATCH, DAY))).await?,
+        events: in_batches(db, |conn| Box::pin(events(conn, now * 1_000, BATCH, crate::services::events::KEPT_FOR_MS)))
+            .await?,
     })
 }
 
@@ -153,7 +156,10 @@ mod tests {
         let generation = db.generation();
 
         let swept = sweep(&db, NOW).await.unwrap();
-        assert_eq!(swept, Swept { sessions: old_sessions as u64, idempotency_records: 2, rate_limit_rows: 1 });
+        assert_eq!(
+            swept,
+            Swept { sessions: old_sessions as u64, idempotency_records: 2, rate_limit_rows: 1, events: 0 }
+        );
         assert_eq!(count(&db, "sessions").await, 3);
         let kept: Vec<String> =
             crate::on_pool!(db, |pool| sqlx::query_scalar("SELECT idem_key FROM idempotency_records")

@@ -48,6 +48,12 @@ pub async fn get(db: &Db, id: i64) -> AppResult<Option<KeyRow>> {
     Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await)?)
 }
 
+/// The key as a write transaction has left it.
+pub async fn get_in(conn: &mut Conn, id: i64) -> AppResult<Option<KeyRow>> {
+    let sql = format!("{COLUMNS} WHERE id = $1");
+    Ok(on_conn!(conn, |c| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(c).await)?)
+}
+
 pub async fn list(db: &Db, page: PageRequest) -> AppResult<Vec<KeyRow>> {
     let sql = format!("{COLUMNS} WHERE id > $1 ORDER BY id LIMIT $2");
     Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql))

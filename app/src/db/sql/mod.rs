@@ -5,6 +5,7 @@
 
 pub mod categories;
 pub mod dashboard;
+pub mod events;
 pub mod inventory;
 pub mod keys;
 pub mod orders;
@@ -12,6 +13,7 @@ pub mod pets;
 pub mod photos;
 pub mod rate_limits;
 pub mod retention;
+pub mod webhooks;
 
 use super::{Conn, Db, on_conn, on_pool};
 

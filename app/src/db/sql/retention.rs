@@ -26,6 +26,13 @@ pub async fn rate_limit_rows(conn: &mut Conn, now: i64, batch: i64, age: i64) ->
     delete(conn, sql, now, batch, Some(age)).await
 }
 
+/// Events older than `age` milliseconds at `now` (Unix milliseconds), their deliveries
+/// with them. (Events carry milliseconds; the other rows seconds.)
+pub async fn events(conn: &mut Conn, now_ms: i64, batch: i64, age_ms: i64) -> AppResult<u64> {
+    let sql = "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE created_at <= $1 - $3 LIMIT $2)";
+    delete(conn, sql, now_ms, batch, Some(age_ms)).await
+}
+
 /// Runs a batch delete (PostgreSQL wants every parameter a statement names bound, and
 /// no more: `age` only where `$3` is used).
 async fn delete(conn: &mut Conn, sql: &'static str, now: i64, batch: i64, age: Option<i64>) -> AppResult<u64> {

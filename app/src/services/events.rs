@@ -1,0 +1,300 @@
+//! Events (contract.md, "Events"). Each is written to the outbox (`events`) by the very
+//! transaction whose change it reports ([`record`]): a change that commits has its
+//! events, one that is refused or rolled back has none, and a `kill -9` after the
+//! commit loses none. They are read back in the order the changes committed in: by
+//! the streams (`GET /api/v1/events`, the storefront's live stock), through this
+//! process's [`Feed`], and by the webhooks (`services::webhooks`). Kept 30 days.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use crate::db::sql::events::StoredEvent;
+use crate::db::{Conn, Db, sql};
+use crate::error::{AppError, AppResult};
+use crate::model::{Caller, EventType, Role};
+
+/// How long events are kept (and a stream can resume after one).
+pub const KEPT_FOR_MS: i64 = 30 * 24 * 3_600_000;
+/// How far back a stream resumes from its `Last-Event-ID`.
+pub const RESUMABLE_FOR_MS: i64 = 24 * 3_600_000;
+
+/// Who sees an event on a stream: everyone (the catalog and stock), the key whose order
+/// it is (and admins), or admins only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    Everyone,
+    Owner(i64),
+    Admins,
+}
+
+/// Stores an event of the change `conn`'s transaction makes; `data` is the resource as
+/// the REST API shows it. Returns its `seq`.
+pub async fn record(conn: &mut Conn, kind: EventType, data: &impl Serialize, audience: Audience) -> AppResult<i64> {
+    let id = format!("evt_{}", hex(&crate::services::keys::random_bytes::<12>()?));
+    let data = serde_json::to_string(data).map_err(|err| AppError::internal("an event's data", err))?;
+    let (owner, admin_only) = match audience {
+        Audience::Everyone => (None, false),
+        Audience::Owner(key_id) => (Some(key_id), false),
+        Audience::Admins => (None, true),
+    };
+    sql::events::insert(conn, &id, kind.as_str(), now_ms(), &data, owner, admin_only).await
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The wall clock in Unix milliseconds: when a change committed, as events say it.
+pub fn now_ms() -> i64 {
+    let now = time::OffsetDateTime::now_utc();
+    i64::try_from(now.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// Unix milliseconds as RFC 3339 in UTC with milliseconds (`2026-11-25T10:00:00.123Z`).
+pub fn rfc3339_ms(ms: i64) -> String {
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|at| at.format(&format).ok())
+        .unwrap_or_default()
+}
+
+/// The envelope exactly as it is sent, `{"id","type","createdAt","data"}`, written
+/// around the stored data without reading it again (a webhook's signature is over
+/// these bytes).
+pub fn envelope_json(event: &StoredEvent) -> String {
+    // The id, type and time hold no character JSON escapes (`evt_` and hex, a type's
+    // name, digits).
+    format!(
+        r#"{{"id":"{}","type":"{}","createdAt":"{}","data":{}}}"#,
+        event.id,
+        event.kind,
+        rfc3339_ms(event.created_at),
+        event.data
+    )
+}
+
+/// The types of the storefront's own stream (visitors without a key): the catalog and
+/// stock.
+fn is_public_kind(kind: &str) -> bool {
+    kind.starts_with("pet.") || kind.starts_with("inventory.")
+}
+
+/// Who a stream is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Viewer {
+    /// A key: its own orders' events besides the catalog and stock; an admin's, all.
+    Key(Caller),
+    /// The storefront's visitors: the catalog and stock only.
+    Visitor,
+}
+
+impl Viewer {
+    pub fn sees(self, event: &StoredEvent) -> bool {
+        // A webhook's test goes to that endpoint alone.
+        if event.kind == "ping" {
+            return false;
+        }
+        match self {
+            Viewer::Key(caller) if caller.role == Role::Admin => true,
+            Viewer::Key(caller) => !event.admin_only && event.owner_key_id.is_none_or(|owner| owner == caller.key_id),
+            Viewer::Visitor => !event.admin_only && event.owner_key_id.is_none() && is_public_kind(&event.kind),
+        }
+    }
+}
+
+/// How many events the feed keeps in memory for its streams.
+const RECENT: usize = 2_048;
+/// How often the feed looks for new events.
+pub const FEED_INTERVAL: Duration = Duration::from_millis(100);
+
+/// This process's view of the outbox, for its streams: a task reads new events a few
+/// times a second (whoever wrote them: this server, another over the same database, the
+/// CLI), keeps the latest in memory and wakes the streams, which each take the events
+/// after the last one they sent. A stream that fell behind what is kept reads the
+/// rest from the database.
+pub struct Feed {
+    recent: RwLock<VecDeque<Arc<StoredEvent>>>,
+    latest: tokio::sync::watch::Sender<i64>,
+    /// Streams open per key (the contract's limit) and per visitor's address.
+    open: Mutex<HashMap<String, usize>>,
+    /// Set when the server shuts down: every stream ends.
+    closing: tokio::sync::watch::Sender<bool>,
+}
+
+impl Feed {
+    /// A feed starting after the store's latest event, and the task that keeps it
+    /// (ending when the store is closed).
+    pub async fn start(db: &Db) -> AppResult<Arc<Feed>> {
+        let latest = sql::events::latest_seq(db).await?;
+        let feed = Arc::new(Feed {
+            recent: RwLock::new(VecDeque::with_capacity(RECENT)),
+            latest: tokio::sync::watch::Sender::new(latest),
+            open: Mutex::new(HashMap::new()),
+            closing: tokio::sync::watch::Sender::new(false),
+        });
+        tokio::spawn(feed.clone().follow(db.clone()));
+        Ok(feed)
+    }
+
+    async fn follow(self: Arc<Feed>, db: Db) {
+        let mut tick = tokio::time::interval(FEED_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut warned = false;
+        loop {
+            tick.tick().await;
+            let last = *self.latest.borrow();
+            match sql::events::after(&db, last, RECENT as i64).await {
+                Ok(events) if events.is_empty() => warned = false,
+                Ok(events) => {
+                    warned = false;
+                    let newest = events.last().map_or(last, |event| event.seq);
+                    {
+                        let mut recent = self.recent.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        for event in events {
+                            if recent.len() == RECENT {
+                                recent.pop_front();
+                            }
+                            recent.push_back(Arc::new(event));
+                        }
+                    }
+                    self.latest.send_replace(newest);
+                }
+                Err(sqlx::Error::PoolClosed) => return,
+                Err(err) => {
+                    if !warned {
+                        tracing::warn!(error = %err, "reading new events failed; retrying every 100 ms");
+                        warned = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Woken whenever newer events are in (its value: the latest `seq`).
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.latest.subscribe()
+    }
+
+    /// Becomes `true` when the server shuts down.
+    pub fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// Ends every stream (the server is shutting down: a stream would keep it waiting).
+    pub fn close(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// The latest event's `seq` the feed has seen.
+    pub fn latest(&self) -> i64 {
+        *self.latest.borrow()
+    }
+
+    /// Up to `limit` events after `seq`, from memory when it holds them all, else
+    /// from the database.
+    pub async fn after(&self, db: &Db, seq: i64, limit: usize) -> AppResult<Vec<Arc<StoredEvent>>> {
+        {
+            let recent = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let covers = recent.front().is_some_and(|first| first.seq <= seq + 1) || seq >= self.latest();
+            if covers {
+                return Ok(recent.iter().filter(|event| event.seq > seq).take(limit).cloned().collect());
+            }
+        }
+        let events = sql::events::after(db, seq, limit as i64).await?;
+        Ok(events.into_iter().map(Arc::new).collect())
+    }
+
+    /// Takes one of `max` places for streams of `holder` (a key, an address); `None`
+    /// when all are taken. The place is given back when the ticket is dropped.
+    pub fn open(self: &Arc<Feed>, holder: String, max: usize) -> Option<StreamTicket> {
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = open.entry(holder.clone()).or_default();
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(StreamTicket { feed: self.clone(), holder })
+    }
+}
+
+/// A stream's place among its holder's (see [`Feed::open`]).
+pub struct StreamTicket {
+    feed: Arc<Feed>,
+    holder: String,
+}
+
+impl Drop for StreamTicket {
+    fn drop(&mut self) {
+        let mut open = self.feed.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.holder) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.holder);
+            }
+        }
+    }
+}
+
+/// Where a stream starts: after the event a client names in `Last-Event-ID` when the
+/// store still has it and it is under 24 hours old, else after the latest committed
+/// (only what happens from now on; read from the store, which the feed may not have
+/// caught up with yet).
+pub async fn resume_after(db: &Db, last_event_id: Option<&str>) -> AppResult<i64> {
+    if let Some(id) = last_event_id.filter(|id| id.starts_with("evt_") && id.len() <= 64)
+        && let Some((seq, created_at)) = sql::events::seq_of(db, id).await?
+        && created_at >= now_ms() - RESUMABLE_FOR_MS
+    {
+        return Ok(seq);
+    }
+    sql::events::latest_seq(db).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Limits, Role};
+
+    fn event(kind: &str, owner: Option<i64>, admin_only: bool) -> StoredEvent {
+        StoredEvent {
+            seq: 1,
+            id: "evt_00".into(),
+            kind: kind.into(),
+            created_at: 1_795_428_000_123,
+            data: "{\"petId\":3}".into(),
+            owner_key_id: owner,
+            admin_only,
+        }
+    }
+
+    #[test]
+    fn who_sees_what() {
+        let limits = Limits { per_minute: 1, per_day: 1 };
+        let shopper = Viewer::Key(Caller { key_id: 7, role: Role::Customer, limits });
+        let staff = Viewer::Key(Caller { key_id: 1, role: Role::Admin, limits });
+        let stock = event("inventory.updated", None, false);
+        let own = event("order.created", Some(7), false);
+        let other = event("order.created", Some(8), false);
+        let revoked = event("key.revoked", None, true);
+        assert!(shopper.sees(&stock) && shopper.sees(&own));
+        assert!(!shopper.sees(&other) && !shopper.sees(&revoked));
+        assert!([&stock, &own, &other, &revoked].iter().all(|event| staff.sees(event)));
+        assert!(Viewer::Visitor.sees(&stock));
+        assert!(![&own, &other, &revoked].iter().any(|event| Viewer::Visitor.sees(event)));
+    }
+
+    #[test]
+    fn the_envelope_is_written_around_the_stored_data() {
+        let json = envelope_json(&event("inventory.updated", None, false));
+        assert_eq!(
+            json,
+            r#"{"id":"evt_00","type":"inventory.updated","createdAt":"2026-11-23T10:00:00.123Z","data":{"petId":3}}"#
+        );
+        let parsed: crate::model::Event = serde_json::from_str(&json).unwrap();
+        assert_eq!(parsed.kind, EventType::InventoryUpdated);
+    }
+}
