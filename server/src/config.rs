@@ -86,6 +86,10 @@ pub struct Config {
     /// its minor units (cents), so changing it changes no number, only how they read
     #[arg(long, env = "PETSTORE_CURRENCY", default_value = "EUR", value_parser = parse_currency, global = true)]
     pub currency: Currency,
+    /// Let webhooks reach loopback, private and link-local addresses (development and
+    /// tests only: a webhook is a request the store makes on an admin's word)
+    #[arg(long, env = "PETSTORE_WEBHOOKS_ALLOW_PRIVATE", action = clap::ArgAction::SetTrue, global = true)]
+    pub webhooks_allow_private: bool,
 }
 
 impl Config {
@@ -97,6 +101,11 @@ impl Config {
     /// Whose `X-Forwarded-For` is believed.
     pub fn proxies(&self) -> TrustedProxies {
         TrustedProxies::new(self.trusted_proxies.iter().copied())
+    }
+
+    /// Where webhooks may be sent.
+    pub fn webhook_targets(&self) -> app::services::webhooks::Targets {
+        app::services::webhooks::Targets { allow_private: self.webhooks_allow_private }
     }
 
     /// Whether browsers reach the store over HTTPS (so cookies may be `Secure`).
@@ -231,6 +240,7 @@ mod tests {
         assert!(parsed.demo_data && parsed.addr.is_none() && parsed.log_format == LogFormat::Human);
         assert_eq!(parsed.currency, Currency::default());
         assert_eq!(default.currency.code, "EUR");
+        assert!(!default.webhooks_allow_private);
     }
 
     #[test]
@@ -245,6 +255,7 @@ mod tests {
             "--ban-minutes=2",
             "--request-timeout=5",
             "--currency=jpy",
+            "--webhooks-allow-private",
             "--trusted-proxies=10.0.0.0/8,::1",
             "--public-url=https://shop.example/",
         ])
@@ -260,6 +271,7 @@ mod tests {
         assert_eq!(config.public_url.as_deref(), Some("https://shop.example"));
         assert!(config.is_https());
         assert_eq!(config.currency, Currency { code: "JPY".into(), digits: 0 });
+        assert!(config.webhooks_allow_private);
     }
 
     #[test]

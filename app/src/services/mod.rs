@@ -9,6 +9,7 @@ pub mod categories;
 pub mod clock;
 pub mod dashboard;
 pub mod demo;
+pub mod events;
 pub mod inventory;
 pub mod keys;
 pub mod limits;
@@ -21,6 +22,7 @@ pub mod rules;
 pub mod sessions;
 pub mod traffic;
 pub mod validate;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -42,4 +44,6 @@ pub struct Services {
     pub reference: Arc<crate::reference::ApiReference>,
     /// The currency prices are in (`--currency`).
     pub currency: crate::model::Currency,
+    /// Where webhooks may go (`--webhooks-allow-private`).
+    pub webhook_targets: webhooks::Targets,
 }

@@ -4,12 +4,14 @@
 
 pub mod auth;
 pub mod categories;
+pub mod events;
 pub mod extract;
 pub mod inventory;
 pub mod keys;
 pub mod openapi;
 pub mod orders;
 pub mod pets;
+pub mod webhooks;
 
 use app::error::{AppError, ErrorCode};
 use app::model::Page;

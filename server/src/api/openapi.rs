@@ -15,7 +15,7 @@ use utoipa::openapi::{Deprecated, PathItem};
 use utoipa_axum::router::UtoipaMethodRouter;
 use utoipa_axum::routes;
 
-use super::{BASE, categories, inventory, keys, orders, pets};
+use super::{BASE, categories, events, inventory, keys, orders, pets, webhooks};
 use crate::{AppState, Config};
 
 #[derive(OpenApi)]
@@ -41,7 +41,7 @@ use crate::{AppState, Config};
     servers((url = "/api/v1", description = "This server, API version 1")),
     tags(
         (name = "Pets", description = "Pets and their categories"),
-        (name = "Store", description = "Stock, orders and API keys"),
+        (name = "Store", description = "Stock, orders, API keys, and the store's events (a stream, and webhooks)"),
         (name = "Meta", description = "This document"),
     ),
     components(schemas(AppError, app::model::SignUp)),
@@ -99,6 +99,13 @@ pub fn routes(config: &Config) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         routes!(orders::get_order, orders::complete_order, orders::cancel_order),
         routes!(keys::create_key, keys::list_keys),
         routes!(keys::revoke_key),
+        routes!(events::stream_events),
+        routes!(webhooks::create_webhook, webhooks::list_webhooks),
+        routes!(webhooks::get_webhook, webhooks::update_webhook, webhooks::delete_webhook),
+        routes!(webhooks::test_webhook),
+        routes!(webhooks::rotate_webhook_secret),
+        routes!(webhooks::list_webhook_deliveries),
+        routes!(webhooks::retry_webhook_delivery),
         routes!(openapi_json),
     ];
     let (router, mut document) = documented.into_iter().fold((Router::new(), ApiDoc::openapi()), add);
@@ -268,6 +275,7 @@ mod for_generators {
 
     pub fn complete(document: &mut Value) {
         add_components(document);
+        add_webhooks(document);
         let Some(paths) = document["paths"].as_object_mut() else { return };
         for item in paths.values_mut() {
             let Some(item) = item.as_object_mut() else { continue };
@@ -396,6 +404,79 @@ mod for_generators {
                 section.extend(added);
             }
         }
+    }
+
+    /// The events webhooks receive (OpenAPI 3.1 `webhooks`): one entry per type, the
+    /// envelope with `data` the resource the REST API shows.
+    fn add_webhooks(document: &mut Value) {
+        use app::model::EventType;
+        let mut webhooks = Map::new();
+        for kind in EventType::subscribable().chain(std::iter::once(EventType::Ping)) {
+            let (data, what) = match kind {
+                EventType::OrderCreated => ("Order", "An order was placed"),
+                EventType::OrderCompleted => ("Order", "An order was completed (fulfilled)"),
+                EventType::OrderCancelled => ("Order", "An order was cancelled (`data`: the order as it was)"),
+                EventType::PetCreated => ("Pet", "A pet was added to the catalog"),
+                EventType::PetUpdated => ("Pet", "A pet was changed (its content, category, photo)"),
+                EventType::PetDeleted => ("Pet", "A pet was deleted (`data`: the pet as it was)"),
+                EventType::PetStatusChanged => ("Pet", "A pet's status changed (an order, its stock, staff)"),
+                EventType::InventoryUpdated => ("InventoryItem", "A pet's stock or status changed"),
+                EventType::InventoryOutOfStock => ("InventoryItem", "A pet's last unit went"),
+                EventType::KeyRevoked => ("ApiKey", "An API key was revoked"),
+                EventType::Ping => ("Object", "The test call of `POST /webhooks/{webhookId}/test`"),
+            };
+            let data_schema = match data {
+                "Object" => json!({"type": "object"}),
+                name => json!({"$ref": format!("#/components/schemas/{name}")}),
+            };
+            let name = kind.as_str();
+            let operation_id = format!(
+                "on{}",
+                name.split(['.', '_'])
+                    .map(|part| {
+                        let mut chars = part.chars();
+                        chars
+                            .next()
+                            .map(|first| first.to_uppercase().chain(chars).collect::<String>())
+                            .unwrap_or_default()
+                    })
+                    .collect::<String>()
+            );
+            webhooks.insert(
+                name.to_owned(),
+                json!({"post": {
+                    "tags": ["Store"],
+                    "operationId": operation_id,
+                    "summary": format!("{name}: {}", what.split(" (").next().unwrap_or(what)),
+                    "description": format!(
+                        "{what}. Sent to the endpoints that take `{name}` as a POST of the event's envelope, \
+                         signed per the Standard Webhooks specification: `webhook-id` (the event's id, the same on \
+                         every retry), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and the \
+                         base64 HMAC-SHA256, by the endpoint's secret, of `<id>.<timestamp>.<body>`; two, \
+                         space-separated, during a secret's rotation). Any 2xx answer within 10 s acknowledges it; \
+                         anything else is retried for a day."
+                    ),
+                    "parameters": [
+                        {"name": "webhook-id", "in": "header", "required": true, "schema": {"type": "string"}},
+                        {"name": "webhook-timestamp", "in": "header", "required": true, "schema": {"type": "integer"}},
+                        {"name": "webhook-signature", "in": "header", "required": true, "schema": {"type": "string"}},
+                    ],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "required": ["id", "type", "createdAt", "data"],
+                        "properties": {
+                            "id": {"type": "string", "pattern": "^evt_[0-9a-f]{24}$"},
+                            "type": {"type": "string", "const": name},
+                            "createdAt": {"type": "string", "format": "date-time"},
+                            "data": data_schema,
+                        },
+                    }}}},
+                    "responses": {"200": {"description": "Received (any 2xx will do)"}},
+                    "security": [],
+                }}),
+            );
+        }
+        document["webhooks"] = Value::Object(webhooks);
     }
 
     /// A photo upload's body: the image's bytes, as one of three types.

@@ -37,6 +37,9 @@ pub fn handle() -> &'static PrometheusHandle {
             .expect("non-empty buckets")
             .set_buckets_for_metric(Matcher::Full("petstore_redis_seconds".into()), REDIS_BUCKETS)
             .expect("non-empty buckets")
+            // An endpoint answers within its 10 s or not at all.
+            .set_buckets_for_metric(Matcher::Full("petstore_webhook_delivery_seconds".into()), LATENCY_BUCKETS)
+            .expect("non-empty buckets")
             .build_recorder();
         let handle = recorder.handle();
         // Another recorder already installed (a test harness): ours still renders.
@@ -56,6 +59,23 @@ fn describe() {
     metrics::describe_counter!("petstore_rate_limited_total", "Requests refused with 429, by error code");
     metrics::describe_counter!("petstore_bans_total", "Temporary bans started");
     metrics::describe_counter!("petstore_orders_placed_total", "Orders placed (idempotent replays not counted)");
+    metrics::describe_counter!(
+        "petstore_webhook_deliveries_total",
+        "Webhook delivery attempts this server made, by outcome (succeeded, failed)"
+    );
+    metrics::describe_histogram!(
+        "petstore_webhook_delivery_seconds",
+        "How long a webhook delivery attempt took, answered or not"
+    );
+    metrics::describe_gauge!("petstore_webhook_pending_deliveries", "Webhook delivery attempts waiting to be made");
+    metrics::describe_gauge!(
+        "petstore_webhook_oldest_pending_event_age_seconds",
+        "Age of the oldest event with a webhook delivery attempt still waiting"
+    );
+    metrics::describe_gauge!(
+        "petstore_outbox_events_not_made_out",
+        "Events written to the outbox and not yet made out into webhook deliveries"
+    );
     metrics::describe_gauge!(
         "petstore_db_pool_connections",
         "Database connections of this server, by state (idle, in_use)"
