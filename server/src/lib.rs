@@ -10,6 +10,7 @@ pub mod config;
 pub mod media;
 pub mod ops;
 pub mod pages;
+pub mod streams;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -74,6 +75,8 @@ pub struct Shared {
     pub deprecation: api::pets::DeprecationHeaders,
     /// The OpenAPI document as `GET /api/v1/openapi.json` sends it.
     pub openapi_json: axum::body::Bytes,
+    /// The outbox's new events, for this process's streams.
+    pub feed: Arc<app::services::events::Feed>,
 }
 
 impl std::ops::Deref for AppState {
@@ -90,6 +93,8 @@ impl AppState {
     /// end when the store is closed.
     pub async fn new(db: Db, config: Config, clock: Clock) -> app::error::AppResult<AppState> {
         let limiter = RateLimiter::open(clock.clone(), config.bans(), &db, config.redis_url.as_deref()).await?;
+        let feed = app::services::events::Feed::start(&db).await?;
+        app::services::webhooks::dispatch::Dispatcher::spawn(db.clone(), config.webhook_targets())?;
         tokio::spawn(db.clone().watch_catalog());
         app::services::retention::spawn(db.clone(), clock.clone());
         Ok(AppState(Arc::new(Shared {
@@ -98,6 +103,7 @@ impl AppState {
             traffic: Arc::new(Traffic::new(clock.clone())),
             deprecation: api::pets::DeprecationHeaders::new(&config),
             openapi_json: api::openapi::document_json(&config),
+            feed,
             db,
             config: Arc::new(config),
             clock,
@@ -115,6 +121,7 @@ impl AppState {
             origin: Arc::from(self.config.origin()),
             reference,
             currency: self.config.currency.clone(),
+            webhook_targets: self.config.webhook_targets(),
         }
     }
 }
@@ -157,6 +164,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
     let site = Router::new()
         .merge(ops::routes(state.clone()))
         .merge(media::routes(state.clone()))
+        .merge(streams::routes(state.clone()))
         .merge(pages)
         .fallback(leptos_axum::file_and_error_handler_with_context(provide, app::shell))
         .layer(axum::middleware::from_fn(ops::metrics::note_route))

@@ -245,13 +245,18 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
     let limiter = state.access.limiter.clone();
+    let feed = state.feed.clone();
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
     let served = axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // Event streams stay open until told: end them, or the shutdown waits.
+            feed.close();
+        })
         .await;
     // No requests run any more: this last flush (which waits for a running one) saves
     // everything, and only then is the periodic flusher stopped (also after a failure

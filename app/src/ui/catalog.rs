@@ -85,6 +85,7 @@ pub fn CatalogPage() -> impl IntoView {
                                 current.category.is_some() || current.status.is_some() || current.q.is_some();
                             view! {
                                 <PetCards cards=page.items filtered currency/>
+                                <super::live::LiveStock/>
                                 <nav class="pager" aria-label="Pages">
                                     {first_page.map(|href| view! { <a href=href rel="first">"← First page"</a> })}
                                     {next_page.map(|href| view! { <a href=href rel="next">"Next page →"</a> })}

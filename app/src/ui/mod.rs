@@ -18,6 +18,7 @@ mod catalog;
 mod categories;
 mod data;
 mod docs;
+mod live;
 pub mod messages;
 pub mod note;
 mod orders;
@@ -34,7 +35,10 @@ use leptos_router::{SsrMode, path};
 use crate::model::{Caller, Role};
 use crate::server_fns::viewer;
 use account::{SignInPage, SignOutButton, SignUpPage};
-use admin::{CategoriesConsole, ConsoleLayout, DashboardPage, InventoryConsole, KeysConsole, PetEditor, PetsConsole};
+use admin::{
+    CategoriesConsole, ConsoleLayout, DashboardPage, InventoryConsole, KeysConsole, PetEditor, PetsConsole,
+    WebhookPage, WebhooksConsole,
+};
 use catalog::CatalogPage;
 use categories::CategoriesPage;
 use docs::DocsPage;
@@ -120,6 +124,8 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("inventory") view=InventoryConsole ssr=SsrMode::Async/>
                         <Route path=path!("orders") view=OrdersPage ssr=SsrMode::Async/>
                         <Route path=path!("keys") view=KeysConsole ssr=SsrMode::Async/>
+                        <Route path=path!("webhooks") view=WebhooksConsole ssr=SsrMode::Async/>
+                        <Route path=path!("webhooks/:id") view=WebhookPage ssr=SsrMode::Async/>
                     </ParentRoute>
                 </Routes>
             </main>

@@ -72,6 +72,7 @@ pub fn PetPage() -> impl IntoView {
                                     </div>
                                 </article>
                                 <MoreLike card others currency/>
+                                <super::live::LiveStock/>
                             }
                             .into_any()
                         }
@@ -141,6 +142,28 @@ fn PetDetails(
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
     let shown = RwSignal::new(card);
+    // Stock and status as the store's events say they are now (in the browser).
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        super::live::follow(move |kind, data| match kind {
+            "inventory.updated" => {
+                if let Some((pet, quantity, status)) = super::live::stock_of(data)
+                    && pet == id
+                {
+                    shown.update(|card| {
+                        card.quantity = quantity;
+                        card.status = status;
+                    });
+                }
+            }
+            "pet.status_changed" | "pet.updated" if data["id"].as_i64() == Some(id) => {
+                if let Some(status) = data["status"].as_str().and_then(PetStatus::parse) {
+                    shown.update(|card| card.status = status);
+                }
+            }
+            _ => {}
+        });
+    });
     // Read again after every order, placed or refused (the stock someone else took
     // shows too). Effects run in the browser only.
     let latest = StoredValue::new(0usize);
