@@ -9,8 +9,10 @@ use crate::model::{CategorySummary, Page, PetCard};
 
 pub mod docs;
 pub mod staff;
+pub mod webhooks;
 
 pub use staff::*;
+pub use webhooks::*;
 
 /// Where the server functions are mounted (`#[server(prefix = …)]` of every one).
 pub const PREFIX: &str = "/_app/";

@@ -38,7 +38,7 @@ pub struct Dashboard {
 
 /// The call, once admitted and its session known to be an admin's.
 #[cfg(feature = "ssr")]
-async fn staff() -> Result<Call, AppError> {
+pub(super) async fn staff() -> Result<Call, AppError> {
     let call = Call::admit().await?;
     call.require(crate::model::Role::Admin)?;
     Ok(call)
@@ -46,7 +46,7 @@ async fn staff() -> Result<Call, AppError> {
 
 /// A form's id field: a positive integer, or a validation error naming `field`.
 #[cfg(feature = "ssr")]
-fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
+pub(super) fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
     raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| AppError::validation(field, "must be chosen"))
 }
 

@@ -129,11 +129,21 @@ pub fn NewKeyIsland(key: String) -> impl IntoView {
     view! { <NewKey key/> }
 }
 
-/// The secret, shown this once, with a copy button.
+/// A new key, shown this once, with a copy button.
 #[component]
 pub fn NewKey(key: String) -> impl IntoView {
+    view! {
+        <ShownOnce secret=key id="new-key" title="Your key (shown only this once: copy it now):">
+            <p>"Send it as " <code>"X-API-Key"</code> " to " <code>"/api/v1"</code> "."</p>
+        </ShownOnce>
+    }
+}
+
+/// A secret (a key, a webhook's signing secret), shown this once, with a copy button.
+#[component]
+pub fn ShownOnce(secret: String, id: &'static str, title: &'static str, children: Children) -> impl IntoView {
     let copied = RwSignal::new(false);
-    let to_copy = key.clone();
+    let to_copy = secret.clone();
     let copy = move |_| {
         #[cfg(feature = "hydrate")]
         {
@@ -145,10 +155,10 @@ pub fn NewKey(key: String) -> impl IntoView {
     };
     view! {
         <div class="notice notice-success" role="status">
-            <p><strong>"Your key (shown only this once: copy it now):"</strong></p>
-            <p class="secret"><code id="new-key">{key}</code></p>
+            <p><strong>{title}</strong></p>
+            <p class="secret"><code id=id>{secret}</code></p>
             <button type="button" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
-            <p>"Send it as " <code>"X-API-Key"</code> " to " <code>"/api/v1"</code> "."</p>
+            {children()}
         </div>
     }
 }

@@ -1,5 +1,5 @@
-//! The staff console under `/admin`: a dashboard, pets, categories, inventory, orders
-//! and keys. The layout lets only a signed-in admin through (during server rendering,
+//! The staff console under `/admin`: a dashboard, pets, categories, inventory, orders,
+//! keys and webhooks. The layout lets only a signed-in admin through (during server rendering,
 //! with a 401 or 403 status), and every server function it calls checks the role again.
 //!
 //! Every form is an `ActionForm`: a plain POST without JavaScript (the server sends the
@@ -12,6 +12,7 @@ mod inventory;
 mod keys;
 mod pets;
 mod photo;
+mod webhooks;
 
 use leptos::prelude::*;
 
@@ -24,6 +25,7 @@ pub use dashboard::DashboardPage;
 pub use inventory::InventoryConsole;
 pub use keys::KeysConsole;
 pub use pets::{PetEditor, PetsConsole};
+pub use webhooks::{WebhookPage, WebhooksConsole};
 
 use super::note::Note;
 use super::widgets::{ErrorNotice, set_status};
@@ -47,6 +49,7 @@ pub fn ConsoleLayout() -> impl IntoView {
                             <A href="/admin/inventory">"Inventory"</A>
                             <A href="/admin/orders">"Orders"</A>
                             <A href="/admin/keys">"Keys"</A>
+                            <A href="/admin/webhooks">"Webhooks"</A>
                         </nav>
                         <Outlet/>
                     }.into_any(),

@@ -1,0 +1,386 @@
+//! Webhooks: the endpoints that receive the store's events. The list shows each one's
+//! event types and state (the store disables an endpoint whose deliveries have failed
+//! for three days, and says why), with its actions: send a test ping, disable or enable,
+//! rotate the signing secret (shown once, as a new key's), delete. An endpoint's own
+//! page edits it and shows its delivery log, newest first, each attempt with its
+//! answer, time taken and error, and a retry. Tables are drawn on the server; the forms
+//! are islands, and the page is shown again after each change.
+
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use super::FormOutcome;
+use crate::model::{Delivery, DeliveryStatus, EventType, Webhook};
+use crate::server_fns::{
+    CreateWebhook, DeleteWebhook, EditWebhook, EnableWebhook, RetryDelivery, RotateWebhookSecret, TestWebhook,
+    admin_webhooks, webhook_log,
+};
+use crate::ui::account::ShownOnce;
+use crate::ui::data;
+use crate::ui::note::{Done, Note, NoteView, from_flash};
+use crate::ui::widgets::{ErrorNotice, LocalTime, PageTitle, confirm, query_string};
+
+fn endpoint_page(id: i64) -> String {
+    format!("/admin/webhooks/{id}")
+}
+
+/// What the list's forms did, said above it (a new or rotated secret included).
+fn list_note() -> Option<Note> {
+    from_flash(|flash| {
+        flash
+            .note::<CreateWebhook>(|created, _| {
+                let id = created.webhook.id;
+                let done = Done::new(format!("Registered endpoint #{id} ({}).", created.webhook.url));
+                Done { secret: Some(created.secret), ..done.link(endpoint_page(id), "Its deliveries") }
+            })
+            .or_else(|| {
+                flash.note::<RotateWebhookSecret>(|rotated, _| {
+                    let until = rotated.previous_secret_expires_at.unwrap_or_default();
+                    let text = format!(
+                        "New secret for endpoint #{}: the previous one signs deliveries too until {until}.",
+                        rotated.webhook.id
+                    );
+                    Done { secret: Some(rotated.secret), ..Done::new(text) }
+                })
+            })
+            .or_else(|| {
+                flash.note::<EnableWebhook>(|hook, _| {
+                    let did = if hook.enabled { "Enabled" } else { "Disabled" };
+                    Done::new(format!("{did} endpoint #{}.", hook.id))
+                })
+            })
+            .or_else(|| {
+                flash.note::<TestWebhook>(|delivery, id| {
+                    let id = id.unwrap_or_default();
+                    Done::new(format!("Sent a ping to endpoint #{id} (event {}).", delivery.event_id))
+                        .link(endpoint_page(id), "See how it went")
+                })
+            })
+            .or_else(|| {
+                flash.note::<DeleteWebhook>(|(), id| Done::new(format!("Deleted endpoint #{}.", id.unwrap_or(0))))
+            })
+    })
+}
+
+#[component]
+pub fn WebhooksConsole() -> impl IntoView {
+    let hooks = data::resource(|| (), |_| admin_webhooks());
+    let note = list_note();
+    let created = Note::for_form::<CreateWebhook>(&note, None);
+    // Whatever else was done (to a row, or a secret rotated) is said above the table.
+    let other = note.filter(|note| !note.is_of::<CreateWebhook>());
+    let rotated_secret = other.as_ref().and_then(|note| note.secret.clone());
+    view! {
+        <PageTitle text="Staff: webhooks"/>
+        <h1>"Webhooks"</h1>
+        <p class="meta">
+            "The store POSTs each event to the endpoints that take its type, signed with the endpoint's "
+            "secret (Standard Webhooks headers), and retries a failed delivery with backoff for 24 hours."
+        </p>
+        <section class="panel" aria-labelledby="new-webhook-title">
+            <h2 id="new-webhook-title">"New endpoint"</h2>
+            <NewEndpointForm note=created.clone()/>
+            {created.and_then(|note| note.secret).map(|secret| view! { <SigningSecret secret/> })}
+        </section>
+        <div aria-live="polite">
+            {other.map(|note| view! { <NoteView note/> })}
+            {rotated_secret.map(|secret| view! { <SigningSecret secret/> })}
+        </div>
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match hooks.await {
+                    Ok(list) if list.is_empty() => view! { <p class="empty">"No endpoints yet."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="table webhooks responsive">
+                            <thead><tr>
+                                <th scope="col" class="number">"Id"</th><th scope="col">"Endpoint"</th>
+                                <th scope="col">"Events"</th><th scope="col">"State"</th><th scope="col">"Actions"</th>
+                            </tr></thead>
+                            <tbody>{list.into_iter().map(|hook| view! { <EndpointRow hook/> }).collect_view()}</tbody>
+                        </table>
+                    }.into_any(),
+                    Err(error) => view! { <ErrorNotice error/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// The signing secret, this once, with its copy button.
+#[island]
+fn SigningSecret(secret: String) -> impl IntoView {
+    view! {
+        <ShownOnce secret id="webhook-secret" title="The signing secret (shown only this once: copy it now):">
+            <p>"Receivers check each delivery's " <code>"webhook-signature"</code>
+               " with it, as the README's \"Events\" section shows."</p>
+        </ShownOnce>
+    }
+}
+
+fn events_text(events: &[String]) -> String {
+    if events.iter().any(|kind| kind == "*") { "All events".to_owned() } else { events.join(", ") }
+}
+
+/// An endpoint's state in words (not by colour alone).
+#[component]
+fn EndpointState(hook: Webhook) -> impl IntoView {
+    match (hook.enabled, hook.disabled_reason) {
+        (true, _) => view! { <span class="badge badge-available">"Enabled"</span> }.into_any(),
+        (false, Some(reason)) => view! {
+            <span class="badge badge-sold">"Disabled by the store"</span>" "<span class="meta">{reason}</span>
+        }
+        .into_any(),
+        (false, None) => view! { <span class="badge badge-pending">"Disabled"</span> }.into_any(),
+    }
+}
+
+#[component]
+fn EndpointRow(hook: Webhook) -> impl IntoView {
+    let (id, enabled) = (hook.id, hook.enabled);
+    view! {
+        <tr data-webhook-id=id>
+            <td data-label="Id" class="number">{id}</td>
+            <td data-label="Endpoint">
+                <a href=endpoint_page(id)>{hook.url.clone()}</a>
+                {hook.description.clone().map(|text| view! { <br/><span class="meta">{text}</span> })}
+            </td>
+            <td data-label="Events">{events_text(&hook.events)}</td>
+            <td data-label="State"><EndpointState hook=hook.clone()/></td>
+            <td data-label="Actions" class="actions"><EndpointActions id enabled/></td>
+        </tr>
+    }
+}
+
+/// A row's actions: test, disable or enable, and (after a question) rotate and delete.
+#[island]
+fn EndpointActions(id: i64, enabled: bool) -> impl IntoView {
+    let test = ServerAction::<TestWebhook>::new();
+    let enable = ServerAction::<EnableWebhook>::new();
+    let rotate = ServerAction::<RotateWebhookSecret>::new();
+    let delete = ServerAction::<DeleteWebhook>::new();
+    view! {
+        <div class="endpoint-actions">
+        <ActionForm action=test attr:class="inline">
+            <input type="hidden" name="id" value=id/>
+            <button type="submit" class="secondary" disabled=move || test.pending().get()>"Send test"</button>
+        </ActionForm>
+        <ActionForm action=enable attr:class="inline">
+            <input type="hidden" name="id" value=id/>
+            <input type="hidden" name="enabled" value=(!enabled).to_string()/>
+            <button type="submit" class="secondary" disabled=move || enable.pending().get()>
+                {if enabled { "Disable" } else { "Enable" }}
+            </button>
+        </ActionForm>
+        {confirm(
+            "Rotate secret…".to_owned(),
+            format!("Make a new signing secret for endpoint {id}? The current one keeps signing too for 24 hours."),
+            view! {
+                <ActionForm action=rotate attr:class="inline">
+                    <input type="hidden" name="id" value=id/>
+                    <button type="submit" disabled=move || rotate.pending().get()>"Yes, rotate it"</button>
+                </ActionForm>
+            },
+        )}
+        {confirm(
+            format!("Delete endpoint {id}…"),
+            format!("Delete endpoint {id}? Its pending deliveries are dropped and its log goes with it."),
+            view! {
+                <ActionForm action=delete attr:class="inline">
+                    <input type="hidden" name="id" value=id/>
+                    <button type="submit" class="danger" disabled=move || delete.pending().get()>
+                        {format!("Yes, delete endpoint {id}")}
+                    </button>
+                </ActionForm>
+            },
+        )}
+        <FormOutcome result=test.value().into() done=""/>
+        <FormOutcome result=enable.value().into() done=""/>
+        <FormOutcome result=rotate.value().into() done=""/>
+        </div>
+        <FormOutcome result=delete.value().into() done=""/>
+    }
+}
+
+/// The URL, description and event-type fields, filled with `url`, `description` and
+/// `events` (what the endpoint has, or what was typed before a refusal).
+#[component]
+fn EndpointFields(url: String, description: String, events: Vec<String>, invalid: Option<String>) -> impl IntoView {
+    let all = events.iter().any(|kind| kind == "*");
+    let blamed = move |field: &str| (invalid.as_deref() == Some(field)).to_string();
+    view! {
+        <label class="grow">"URL"
+            <input type="url" name="url" required maxlength="2000" value=url placeholder="https://example.com/hooks/petstore"
+                aria-invalid=blamed("url")/>
+        </label>
+        <label class="grow">"Description"
+            <input type="text" name="description" maxlength="1000" value=description/>
+        </label>
+        <fieldset class="event-types" aria-invalid=blamed("events")>
+            <legend>"Events"</legend>
+            <label class="check"><input type="checkbox" name="events[]" value="*" checked=all/>"All events"</label>
+            {EventType::subscribable().map(|kind| {
+                let checked = events.iter().any(|taken| taken == kind.as_str());
+                view! { <label class="check"><input type="checkbox" name="events[]" value=kind.as_str() checked=checked/><code>{kind.as_str()}</code></label> }
+            }).collect_view()}
+        </fieldset>
+    }
+}
+
+/// After a refusal, the event types that were ticked.
+fn ticked(note: &Option<Note>) -> Option<Vec<String>> {
+    let note = note.as_ref().filter(|note| note.is_refusal())?;
+    Some(note.values.iter().filter(|(name, _)| name == "events[]").map(|(_, value)| value.clone()).collect())
+}
+
+/// Registering an endpoint: the page is shown again with its secret, once; a refusal
+/// keeps what was typed.
+#[island]
+fn NewEndpointForm(note: Option<Note>) -> impl IntoView {
+    let create = ServerAction::<CreateWebhook>::new();
+    let typed = |field: &str| note.as_ref().and_then(|note| note.typed(field)).unwrap_or_default();
+    let (url, description) = (typed("url"), typed("description"));
+    let events = ticked(&note).unwrap_or_else(|| vec!["*".to_owned()]);
+    let invalid = note.as_ref().and_then(|note| note.field.clone());
+    view! {
+        <ActionForm action=create attr:class="row-form">
+            <EndpointFields url description events invalid/>
+            <button type="submit" disabled=move || create.pending().get()>"Register endpoint"</button>
+        </ActionForm>
+        <FormOutcome result=create.value().into() done="" note/>
+    }
+}
+
+/// Changing an endpoint's URL, description and event types.
+#[island]
+fn EditEndpointForm(hook: Webhook, note: Option<Note>) -> impl IntoView {
+    let edit = ServerAction::<EditWebhook>::new();
+    let typed = |field: &str, had: Option<String>| {
+        note.as_ref().filter(|note| note.is_refusal()).and_then(|note| note.typed(field)).or(had).unwrap_or_default()
+    };
+    let (url, description) = (typed("url", Some(hook.url.clone())), typed("description", hook.description.clone()));
+    let events = ticked(&note).unwrap_or(hook.events);
+    let invalid = note.as_ref().and_then(|note| note.field.clone());
+    view! {
+        <ActionForm action=edit attr:class="row-form">
+            <input type="hidden" name="id" value=hook.id/>
+            <EndpointFields url description events invalid/>
+            <button type="submit" disabled=move || edit.pending().get()>"Save"</button>
+        </ActionForm>
+        <FormOutcome result=edit.value().into() done="" note/>
+    }
+}
+
+/// One endpoint: its settings and its delivery log.
+#[component]
+pub fn WebhookPage() -> impl IntoView {
+    let id =
+        use_params_map().with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
+    let cursor = use_query_map().with_untracked(|query| query.get("cursor"));
+    let log = data::resource(move || cursor.clone(), move |cursor| webhook_log(id, cursor));
+    let note = from_flash(|flash| {
+        flash.note::<EditWebhook>(|_, _| Done::new("Saved.")).or_else(|| {
+            flash.note::<RetryDelivery>(|delivery, _| {
+                Done::new(format!("Sending event {} again (attempt {}).", delivery.event_id, delivery.attempt))
+            })
+        })
+    });
+    let edited = Note::for_form::<EditWebhook>(&note, Some(id));
+    let retried = note.filter(|note| note.is_of::<RetryDelivery>());
+    view! {
+        <PageTitle text=format!("Staff: webhook {id}")/>
+        <p><a href="/admin/webhooks">"← All endpoints"</a></p>
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || {
+                let (edited, retried) = (edited.clone(), retried.clone());
+                Suspend::new(async move {
+                    match log.await {
+                        Err(error) => {
+                            crate::ui::widgets::set_status(error.status);
+                            view! { <h1>{format!("Endpoint {id}")}</h1><ErrorNotice error/> }.into_any()
+                        }
+                        Ok(log) => {
+                            let hook = log.webhook;
+                            let next = log.deliveries.next_cursor.map(|c| format!("{}{}", endpoint_page(id), query_string([("cursor", Some(c))])));
+                            view! {
+                                <h1>{format!("Endpoint {id}")}</h1>
+                                <p><code>{hook.url.clone()}</code>" "<EndpointState hook=hook.clone()/></p>
+                                <section class="panel" aria-labelledby="edit-webhook-title">
+                                    <h2 id="edit-webhook-title">"Settings"</h2>
+                                    <EditEndpointForm hook note=edited/>
+                                </section>
+                                <h2>"Deliveries"</h2>
+                                <div aria-live="polite">{retried.map(|note| view! { <NoteView note/> })}</div>
+                                <DeliveryTable webhook_id=id deliveries=log.deliveries.items/>
+                                {next.map(|href| view! { <nav class="pager" aria-label="Pages"><a href=href rel="next">"Older deliveries →"</a></nav> })}
+                            }.into_any()
+                        }
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+#[component]
+fn DeliveryTable(webhook_id: i64, deliveries: Vec<Delivery>) -> impl IntoView {
+    if deliveries.is_empty() {
+        return view! { <p class="empty">"Nothing sent yet: events from now on will be listed here."</p> }.into_any();
+    }
+    view! {
+        <table class="table deliveries responsive">
+            <thead><tr>
+                <th scope="col">"Made"</th><th scope="col">"Event"</th><th scope="col" class="number">"Attempt"</th>
+                <th scope="col">"Outcome"</th><th scope="col">"Answer"</th><th scope="col" class="number">"Time"</th>
+                <th scope="col">"Next"</th>
+            </tr></thead>
+            <tbody>
+                {deliveries.into_iter().map(|delivery| view! { <DeliveryRow webhook_id delivery/> }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
+}
+
+#[component]
+fn DeliveryRow(webhook_id: i64, delivery: Delivery) -> impl IntoView {
+    let outcome = match delivery.status {
+        DeliveryStatus::Succeeded => view! { <span class="badge badge-available">"Delivered"</span> },
+        DeliveryStatus::Pending => view! { <span class="badge badge-pending">"Pending"</span> },
+        DeliveryStatus::Failed => view! { <span class="badge badge-sold">"Failed"</span> },
+    };
+    let answer = match (delivery.response_status, delivery.error.clone()) {
+        (Some(status), Some(error)) => format!("HTTP {status}: {error}"),
+        (Some(status), None) => format!("HTTP {status}"),
+        (None, Some(error)) => error,
+        (None, None) => "—".to_owned(),
+    };
+    let took = delivery.duration_ms.map_or_else(|| "—".to_owned(), |ms| format!("{ms} ms"));
+    view! {
+        <tr data-delivery-id=delivery.id>
+            <td data-label="Made"><LocalTime iso=delivery.created_at/></td>
+            <td data-label="Event"><code>{delivery.event_type.as_str()}</code><br/><span class="meta">{delivery.event_id}</span></td>
+            <td data-label="Attempt" class="number">{delivery.attempt}</td>
+            <td data-label="Outcome">{outcome}</td>
+            <td data-label="Answer">{answer}</td>
+            <td data-label="Time" class="number">{took}</td>
+            <td data-label="Next" class="actions">
+                {delivery.next_attempt_at.map(|at| view! { <span class="meta">"Retry "<LocalTime iso=at/></span> })}
+                <RetryForm id=delivery.id webhook_id/>
+            </td>
+        </tr>
+    }
+}
+
+/// Sending a delivery's event again now.
+#[island]
+fn RetryForm(id: i64, webhook_id: i64) -> impl IntoView {
+    let retry = ServerAction::<RetryDelivery>::new();
+    view! {
+        <ActionForm action=retry attr:class="inline">
+            <input type="hidden" name="id" value=id/>
+            <input type="hidden" name="webhook_id" value=webhook_id/>
+            <button type="submit" class="secondary" disabled=move || retry.pending().get()>"Send again"</button>
+        </ActionForm>
+        <FormOutcome result=retry.value().into() done=""/>
+    }
+}
