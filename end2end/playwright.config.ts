@@ -45,6 +45,8 @@ export default defineConfig({
       LEPTOS_SITE_ROOT: 'target/site',
       LEPTOS_ENV: 'PROD',
       PETSTORE_DEMO_DATA: 'true',
+      // The webhook tests' receivers listen on loopback.
+      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
       // Warnings and errors only: one line per request would bury the test report
       // (E2E_RUST_LOG=info to see them).
       RUST_LOG: process.env.E2E_RUST_LOG ?? 'warn',

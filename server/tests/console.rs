@@ -12,11 +12,13 @@ async fn session(app: &TestApp, role: Role) -> (i64, String) {
     app.session(role).await
 }
 
-const TABLES: [&str; 5] = ["categories", "pets", "inventory", "api_keys", "orders"];
+const TABLES: [&str; 7] = ["categories", "pets", "inventory", "api_keys", "orders", "webhooks", "webhook_deliveries"];
 
 #[tokio::test]
 async fn console_functions_refuse_everyone_but_staff_and_change_nothing() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_config(server::Config { webhooks_allow_private: true, ..server::Config::default() }).await;
+    let hook = serde_json::json!({ "url": "http://127.0.0.1:9/hook", "events": ["*"] });
+    assert_eq!(app.post("/api/v1/webhooks", hook).await.status, StatusCode::CREATED);
     let category = app.category("Dogs").await;
     let pet = app.pet("Rex", category, None).await;
     let (_, customer) = session(&app, Role::Customer).await;
@@ -31,6 +33,15 @@ async fn console_functions_refuse_everyone_but_staff_and_change_nothing() {
         ("admin_keys", String::new()),
         ("staff_create_key", "name=x&role=admin&plan=pro".to_owned()),
         ("staff_revoke_key", "id=1".to_owned()),
+        ("staff_webhooks", String::new()),
+        ("staff_webhook_log", "id=1".to_owned()),
+        ("staff_save_webhook", "url=https%3A%2F%2Fexample.com%2Fh&events%5B%5D=*".to_owned()),
+        ("staff_save_webhook", "id=1&url=https%3A%2F%2Fexample.com%2Fh&events%5B%5D=*".to_owned()),
+        ("staff_webhook_action", "id=1&action=disable".to_owned()),
+        ("staff_webhook_action", "id=1&action=test".to_owned()),
+        ("staff_webhook_action", "id=1&action=rotate".to_owned()),
+        ("staff_webhook_action", "id=1&action=delete".to_owned()),
+        ("staff_webhook_action", "id=1&action=retry&delivery=1".to_owned()),
     ];
     let mut before = Vec::new();
     for table in TABLES {

@@ -197,3 +197,81 @@ async fn a_killed_server_loses_no_acknowledged_write_and_keeps_no_refused_one() 
         }
     }
 }
+
+/// Events of acknowledged orders survive `kill -9`: the server is killed while clients
+/// order and a slow receiver takes its webhooks; once it is started again, every order
+/// answered 201 reaches the receiver as an `order.created` (at least once), and no
+/// event is sent for an order that was refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn events_of_acknowledged_orders_are_delivered_after_a_kill_and_a_restart() {
+    use common::receiver::{Receiver, envelopes};
+    let receiver = Receiver::start_slow(Vec::new(), Duration::from_millis(100)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let allow = |command: &mut std::process::Command| {
+        command.env("PETSTORE_WEBHOOKS_ALLOW_PRIVATE", "true");
+    };
+    let (mut server, admin) = LiveServer::start_with(dir.path(), allow);
+    let admin = admin.expect("the first start creates an admin key");
+    let http = server.client();
+    let hook = json!({ "url": receiver.url, "events": ["order.created"] });
+    http.expect(201, "POST", "/api/v1/webhooks", &admin, Some(&hook)).await;
+    let category = http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Crash"}))).await;
+    let pet = json!({ "name": "Pet", "categoryId": category["id"] });
+    let pet = http.expect(201, "POST", "/api/v1/pets", &admin, Some(&pet)).await["id"].as_i64().unwrap();
+    http.expect(200, "PUT", &format!("/api/v1/store/inventory/{pet}"), &admin, Some(&json!({ "quantity": 100_000 })))
+        .await;
+
+    let running = Arc::new(AtomicBool::new(true));
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let (http, admin, running) = (http.clone(), admin.clone(), running.clone());
+            tokio::spawn(async move {
+                let (mut created, mut refused) = (HashSet::new(), 0);
+                let mut n = 0;
+                while running.load(Ordering::Relaxed) {
+                    // Every 5th asks for more than there is: refused, no event.
+                    let quantity = if (client + n) % 5 == 4 { 1_000_000 } else { 1 };
+                    let body = json!({ "petId": pet, "quantity": quantity });
+                    match http.send("POST", "/api/v1/store/orders", Some(&admin), Some(&body), &[]).await {
+                        Ok((201, order)) => {
+                            created.insert(order["id"].as_i64().unwrap());
+                        }
+                        Ok(_) => refused += 1,
+                        Err(_) => break,
+                    }
+                    n += 1;
+                }
+                (created, refused)
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    server.kill_9();
+    running.store(false, Ordering::Relaxed);
+    let mut acknowledged = HashSet::new();
+    let mut refused = 0;
+    for client in clients {
+        let (created, refused_here) = client.await.unwrap();
+        acknowledged.extend(created);
+        refused += refused_here;
+    }
+    assert!(acknowledged.len() > 10 && refused > 0, "{} acknowledged, {refused} refused", acknowledged.len());
+    let before_restart = receiver.received().len();
+
+    let (server, again) = LiveServer::start_with(dir.path(), allow);
+    assert!(again.is_none());
+    // What the killed server had claimed is taken over once its claim runs out (20 s).
+    let got = receiver
+        .wait_for(Duration::from_secs(45), |got| {
+            let sent: HashSet<i64> = envelopes(got).iter().map(|event| event["data"]["id"].as_i64().unwrap()).collect();
+            acknowledged.is_subset(&sent)
+        })
+        .await;
+    assert!(got.len() > before_restart, "some were delivered by the restarted server");
+    let sent: HashSet<i64> = envelopes(&got).iter().map(|event| event["data"]["id"].as_i64().unwrap()).collect();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", server.db_path.display())).await.unwrap();
+    let stored: HashSet<i64> =
+        sqlx::query_scalar("SELECT id FROM orders").fetch_all(&pool).await.unwrap().into_iter().collect();
+    pool.close().await;
+    assert!(sent.is_subset(&stored), "no event for an order that is not stored");
+}

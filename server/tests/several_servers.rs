@@ -10,6 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::live::{Http, LiveServer};
+use common::receiver::{Receiver, ids};
+use http_body_util::BodyExt;
 use serde_json::json;
 
 /// Room for a loaded machine around promises of 1 s (and short enough that a promise
@@ -30,7 +32,7 @@ async fn cluster(redis: Option<&str>) -> Cluster {
     let dir = tempfile::tempdir().unwrap();
     let start = |dir: &std::path::Path| {
         LiveServer::start_with(dir, |command| {
-            command.env("DATABASE_URL", &database_url);
+            command.env("DATABASE_URL", &database_url).env("PETSTORE_WEBHOOKS_ALLOW_PRIVATE", "true");
             if let Some(redis) = redis {
                 command.env("PETSTORE_REDIS_URL", redis);
             }
@@ -220,6 +222,51 @@ async fn a_browser_session_works_on_every_server(cluster: &Cluster) {
     }
 }
 
+/// Orders placed on all three servers: the receiver gets each one's `order.created`
+/// exactly once (one server delivers it, never all), and a stream open on one server
+/// sees an order placed on another within the promised second.
+async fn each_event_is_delivered_once_and_streamed_everywhere(cluster: &Cluster) {
+    let receiver = Receiver::start(Vec::new()).await;
+    let hook = json!({"url": receiver.url, "events": ["order.created"]});
+    cluster.at(0).expect(201, "POST", "/api/v1/webhooks", &cluster.admin, Some(&hook)).await;
+    let pet = cluster.pet_with_stock("Echo", 100).await;
+    let (_, buyer) = cluster.key("enterprise").await;
+    let (status, mut stream) = cluster.at(2).open("/api/v1/events", &buyer).await.unwrap();
+    assert_eq!(status, 200);
+
+    let orders = (0..30).map(|n| {
+        let (http, buyer) = (cluster.at(n).clone(), buyer.clone());
+        async move {
+            let body = json!({"petId": pet, "quantity": 1});
+            http.expect(201, "POST", "/api/v1/store/orders", &buyer, Some(&body)).await["id"].as_i64().unwrap()
+        }
+    });
+    let placed = futures::future::join_all(orders).await;
+    let one = format!("\"id\":{}", placed[0]);
+    let seen_by_stream = tokio::time::timeout(DEADLINE, async {
+        let mut text = String::new();
+        while !text.contains(&one) {
+            let frame = stream.frame().await.expect("the stream stays open").unwrap();
+            if let Ok(data) = frame.into_data() {
+                text.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    })
+    .await;
+    assert!(seen_by_stream.is_ok(), "an order placed on server 0 streamed by server 2");
+
+    let got = receiver
+        .wait_for(Duration::from_secs(10), |got| {
+            let distinct: std::collections::HashSet<String> = ids(got).into_iter().collect();
+            distinct.len() >= placed.len()
+        })
+        .await;
+    // Room for a second server to (wrongly) send the same events again.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let all = ids(&receiver.received());
+    assert_eq!(all.len(), placed.len(), "each event delivered once, by one server ({} at first)", got.len());
+}
+
 /// `kill -9` of one server while orders pour in: every order acknowledged is stored,
 /// the other two keep answering, and no stock is oversold.
 async fn a_server_killed_under_load_loses_nothing(mut cluster: Cluster) {
@@ -279,6 +326,7 @@ async fn promises_hold(redis: Option<&str>) {
     a_catalog_change_is_seen_everywhere(&cluster).await;
     an_idempotent_retry_on_another_server_gets_the_first_answer(&cluster).await;
     a_browser_session_works_on_every_server(&cluster).await;
+    each_event_is_delivered_once_and_streamed_everywhere(&cluster).await;
     a_server_killed_under_load_loses_nothing(cluster).await;
 }
 

@@ -211,6 +211,16 @@ impl Http {
         tokio::time::timeout(Duration::from_secs(30), call).await.map_err(|_| "no answer in 30 s".to_owned())?
     }
 
+    /// A GET with `key` whose body is left open (an event stream): status and body.
+    pub async fn open(&self, path: &str, key: &str) -> Result<(u16, hyper::body::Incoming), String> {
+        let request = hyper::Request::get(format!("{}{path}", self.base))
+            .header("authorization", format!("Bearer {key}"))
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| e.to_string())?;
+        let response = self.client.request(request).await.map_err(|e| e.to_string())?;
+        Ok((response.status().as_u16(), response.into_body()))
+    }
+
     pub async fn get(&self, path: &str, key: &str) -> Result<Answer, String> {
         self.send("GET", path, Some(key), None, &[]).await
     }
