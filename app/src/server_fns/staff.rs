@@ -46,7 +46,7 @@ pub(super) async fn staff() -> Result<Call, AppError> {
 
 /// A form's id field: a positive integer, or a validation error naming `field`.
 #[cfg(feature = "ssr")]
-pub(super) fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
+fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
     raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| AppError::validation(field, "must be chosen"))
 }
 

@@ -1,15 +1,16 @@
 //! The console's webhooks page: endpoints and their deliveries. Each server function
 //! checks for an admin session and calls `services::webhooks`, as the REST API's
 //! `/webhooks` handlers do; after a change the page is shown again (with a secret, the
-//! answer goes along once in the flash, as a new key's does).
+//! answer goes along once in the flash, as a new key's does). Two functions take every
+//! form (save, and an endpoint's actions), which keeps the WASM small.
 
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::model::{Delivery, Page, Webhook, WebhookWithSecret};
+use crate::model::{Delivery, Page, Webhook};
 
 #[cfg(feature = "ssr")]
-use super::staff::{form_id, staff};
+use super::staff::staff;
 
 /// Deliveries per page of an endpoint's log.
 pub const DELIVERIES_PAGE_SIZE: u32 = 50;
@@ -45,90 +46,90 @@ pub async fn webhook_log(id: i64, cursor: Option<String>) -> Result<EndpointLog,
     Ok(EndpointLog { deliveries: webhooks::deliveries(&call.db, id, page).await?, webhook })
 }
 
-/// Registers an endpoint (`POST /webhooks`); its secret is shown once.
-#[server(prefix = "/_app", endpoint = "staff_create_webhook")]
-pub async fn create_webhook(
+/// What a console form did to an endpoint, for the page's note: the words, and a new
+/// signing secret (registered or rotated), shown once. (Small, since the browser's
+/// WASM holds a reader for every answer an island's form may get.)
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EndpointDone {
+    pub id: i64,
+    pub text: String,
+    pub secret: Option<String>,
+}
+
+/// Registers an endpoint (no `id`, as `POST /webhooks`; its secret shown once) or
+/// changes one's URL, event types and description (as `PATCH /webhooks/{id}`; an empty
+/// description removes it).
+#[server(prefix = "/_app", endpoint = "staff_save_webhook")]
+pub async fn save_webhook(
+    id: Option<i64>,
     url: String,
     events: Option<Vec<String>>,
     description: Option<String>,
-) -> Result<WebhookWithSecret, AppError> {
-    use crate::model::NewWebhook;
+) -> Result<EndpointDone, AppError> {
+    use crate::model::{Field, NewWebhook, WebhookUpdate};
+    use crate::services::webhooks;
     let call = staff().await?;
-    let new = NewWebhook { url, events: ticked(events), description: description.filter(|d| !d.trim().is_empty()) };
-    let created = crate::services::webhooks::create(&call.db, call.webhook_targets, new).await?;
-    call.no_store();
-    call.back_to_page("/admin/webhooks");
-    Ok(created)
-}
-
-/// Changes an endpoint's URL, event types and description (`PATCH /webhooks/{id}`);
-/// an empty description removes it.
-#[server(prefix = "/_app", endpoint = "staff_edit_webhook")]
-pub async fn edit_webhook(
-    id: i64,
-    url: String,
-    events: Option<Vec<String>>,
-    description: Option<String>,
-) -> Result<Webhook, AppError> {
-    use crate::model::{Field, WebhookUpdate};
-    let call = staff().await?;
-    let description = Field::from_option(description.filter(|d| !d.trim().is_empty()));
-    let change = WebhookUpdate { url: Some(url), events: Some(ticked(events)), enabled: None, description };
-    let saved = crate::services::webhooks::update(&call.db, call.webhook_targets, id, change).await?;
-    call.back_to_page(&format!("/admin/webhooks/{id}"));
-    Ok(saved)
-}
-
-/// Enables (`"true"`) or disables (`"false"`) an endpoint.
-#[server(prefix = "/_app", endpoint = "staff_enable_webhook")]
-pub async fn enable_webhook(id: i64, enabled: String) -> Result<Webhook, AppError> {
-    use crate::model::WebhookUpdate;
-    let call = staff().await?;
-    let enabled = match enabled.as_str() {
-        "true" => true,
-        "false" => false,
-        _ => return Err(AppError::validation("enabled", "must be true or false")),
+    let description = description.filter(|d| !d.trim().is_empty());
+    let done = match id {
+        None => {
+            let new = NewWebhook { url, events: ticked(events), description };
+            let created = webhooks::create(&call.db, call.webhook_targets, new).await?;
+            let hook = created.webhook;
+            call.no_store();
+            let text = format!("Registered endpoint #{} ({}).", hook.id, hook.url);
+            EndpointDone { id: hook.id, text, secret: Some(created.secret) }
+        }
+        Some(id) => {
+            let description = Field::from_option(description);
+            let change = WebhookUpdate { url: Some(url), events: Some(ticked(events)), enabled: None, description };
+            webhooks::update(&call.db, call.webhook_targets, id, change).await?;
+            EndpointDone { id, text: "Saved.".to_owned(), secret: None }
+        }
     };
-    let change = WebhookUpdate { enabled: Some(enabled), ..WebhookUpdate::default() };
-    let saved = crate::services::webhooks::update(&call.db, call.webhook_targets, id, change).await?;
     call.back_to_page("/admin/webhooks");
-    Ok(saved)
+    Ok(done)
 }
 
-/// Sends the endpoint a `ping` now.
-#[server(prefix = "/_app", endpoint = "staff_test_webhook")]
-pub async fn test_webhook(id: i64) -> Result<Delivery, AppError> {
+/// One of an endpoint's actions (`action`): `test` sends a ping now, `disable` and
+/// `enable`, `rotate` makes a new secret (shown once; the old one signs too for a
+/// day), `delete`, and `retry` sends delivery `delivery` again now.
+#[server(prefix = "/_app", endpoint = "staff_webhook_action")]
+pub async fn webhook_action(id: i64, action: String, delivery: Option<i64>) -> Result<EndpointDone, AppError> {
+    use crate::model::WebhookUpdate;
+    use crate::services::webhooks;
     let call = staff().await?;
-    let delivery = crate::services::webhooks::test(&call.db, id).await?;
+    let (db, targets) = (&call.db, call.webhook_targets);
+    let said = |text: String| EndpointDone { id, text, secret: None };
+    let done = match action.as_str() {
+        "test" => {
+            let ping = webhooks::test(db, id).await?;
+            said(format!("Sent a ping to endpoint #{id} (event {}).", ping.event_id))
+        }
+        "enable" | "disable" => {
+            let enabled = action == "enable";
+            let change = WebhookUpdate { enabled: Some(enabled), ..WebhookUpdate::default() };
+            webhooks::update(db, targets, id, change).await?;
+            said(format!("{} endpoint #{id}.", if enabled { "Enabled" } else { "Disabled" }))
+        }
+        "rotate" => {
+            let rotated = webhooks::rotate_secret(db, id).await?;
+            call.no_store();
+            let until = rotated.previous_secret_expires_at.unwrap_or_default();
+            let text = format!("New secret for endpoint #{id}: the previous one signs deliveries too until {until}.");
+            EndpointDone { id, text, secret: Some(rotated.secret) }
+        }
+        "delete" => {
+            webhooks::delete(db, id).await?;
+            leptos_axum::redirect("/admin/webhooks");
+            return Ok(said(format!("Deleted endpoint #{id}.")));
+        }
+        "retry" => {
+            let delivery = delivery.ok_or_else(|| AppError::validation("delivery", "must be chosen"))?;
+            let retried = webhooks::retry(db, id, delivery).await?;
+            said(format!("Sending event {} again (attempt {}).", retried.event_id, retried.attempt))
+        }
+        _ => return Err(AppError::validation("action", "must be test, enable, disable, rotate, delete or retry")),
+    };
     call.back_to_page("/admin/webhooks");
-    Ok(delivery)
-}
-
-/// A new signing secret, shown once; the old one signs too for a day.
-#[server(prefix = "/_app", endpoint = "staff_rotate_webhook_secret")]
-pub async fn rotate_webhook_secret(id: i64) -> Result<WebhookWithSecret, AppError> {
-    let call = staff().await?;
-    let rotated = crate::services::webhooks::rotate_secret(&call.db, id).await?;
-    call.no_store();
-    call.back_to_page("/admin/webhooks");
-    Ok(rotated)
-}
-
-#[server(prefix = "/_app", endpoint = "staff_delete_webhook")]
-pub async fn delete_webhook(id: i64) -> Result<(), AppError> {
-    let call = staff().await?;
-    crate::services::webhooks::delete(&call.db, id).await?;
-    leptos_axum::redirect("/admin/webhooks");
-    Ok(())
-}
-
-/// Sends a delivery's event to its endpoint again now. `id` is the delivery's (the
-/// row the form is in), `webhook_id` its endpoint's.
-#[server(prefix = "/_app", endpoint = "staff_retry_delivery")]
-pub async fn retry_delivery(id: i64, webhook_id: String) -> Result<Delivery, AppError> {
-    let call = staff().await?;
-    let webhook_id = form_id("webhookId", &webhook_id)?;
-    let retried = crate::services::webhooks::retry(&call.db, webhook_id, id).await?;
-    call.back_to_page(&format!("/admin/webhooks/{webhook_id}"));
-    Ok(retried)
+    Ok(done)
 }

@@ -11,10 +11,8 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::FormOutcome;
 use crate::model::{Delivery, DeliveryStatus, EventType, Webhook};
-use crate::server_fns::{
-    CreateWebhook, DeleteWebhook, EditWebhook, EnableWebhook, RetryDelivery, RotateWebhookSecret, TestWebhook,
-    admin_webhooks, webhook_log,
-};
+use crate::server_fns::flash::Flash;
+use crate::server_fns::{SaveWebhook, WebhookAction, admin_webhooks, webhook_log};
 use crate::ui::account::ShownOnce;
 use crate::ui::data;
 use crate::ui::note::{Done, Note, NoteView, from_flash};
@@ -24,51 +22,24 @@ fn endpoint_page(id: i64) -> String {
     format!("/admin/webhooks/{id}")
 }
 
-/// What the list's forms did, said above it (a new or rotated secret included).
-fn list_note() -> Option<Note> {
-    from_flash(|flash| {
-        flash
-            .note::<CreateWebhook>(|created, _| {
-                let id = created.webhook.id;
-                let done = Done::new(format!("Registered endpoint #{id} ({}).", created.webhook.url));
-                Done { secret: Some(created.secret), ..done.link(endpoint_page(id), "Its deliveries") }
-            })
-            .or_else(|| {
-                flash.note::<RotateWebhookSecret>(|rotated, _| {
-                    let until = rotated.previous_secret_expires_at.unwrap_or_default();
-                    let text = format!(
-                        "New secret for endpoint #{}: the previous one signs deliveries too until {until}.",
-                        rotated.webhook.id
-                    );
-                    Done { secret: Some(rotated.secret), ..Done::new(text) }
-                })
-            })
-            .or_else(|| {
-                flash.note::<EnableWebhook>(|hook, _| {
-                    let did = if hook.enabled { "Enabled" } else { "Disabled" };
-                    Done::new(format!("{did} endpoint #{}.", hook.id))
-                })
-            })
-            .or_else(|| {
-                flash.note::<TestWebhook>(|delivery, id| {
-                    let id = id.unwrap_or_default();
-                    Done::new(format!("Sent a ping to endpoint #{id} (event {}).", delivery.event_id))
-                        .link(endpoint_page(id), "See how it went")
-                })
-            })
-            .or_else(|| {
-                flash.note::<DeleteWebhook>(|(), id| Done::new(format!("Deleted endpoint #{}.", id.unwrap_or(0))))
-            })
-    })
+/// What a form of these pages did, as its note: the words, a new secret, and a link to
+/// the endpoint's log after registering it or sending it a test.
+fn note_of(flash: &Flash) -> Option<Note> {
+    let to_log = flash.value("action") == Some("test") || flash.record().is_none();
+    let done = |done: crate::server_fns::EndpointDone, _| {
+        let text = Done { secret: done.secret, ..Done::new(done.text) };
+        if to_log { text.link(endpoint_page(done.id), "Its deliveries") } else { text }
+    };
+    flash.note::<SaveWebhook>(done).or_else(|| flash.note::<WebhookAction>(done))
 }
 
 #[component]
 pub fn WebhooksConsole() -> impl IntoView {
     let hooks = data::resource(|| (), |_| admin_webhooks());
-    let note = list_note();
-    let created = Note::for_form::<CreateWebhook>(&note, None);
-    // Whatever else was done (to a row, or a secret rotated) is said above the table.
-    let other = note.filter(|note| !note.is_of::<CreateWebhook>());
+    let note = from_flash(note_of);
+    let created = Note::for_form::<SaveWebhook>(&note, None);
+    // What was done to a row (a secret rotated too) is said above the table.
+    let other = note.filter(|note| note.is_of::<WebhookAction>());
     let rotated_secret = other.as_ref().and_then(|note| note.secret.clone());
     view! {
         <PageTitle text="Staff: webhooks"/>
@@ -141,7 +112,7 @@ fn EndpointRow(hook: Webhook) -> impl IntoView {
         <tr data-webhook-id=id>
             <td data-label="Id" class="number">{id}</td>
             <td data-label="Endpoint">
-                <a href=endpoint_page(id)>{hook.url.clone()}</a>
+                <a href=endpoint_page(id) class="endpoint-url">{hook.url.clone()}</a>
                 {hook.description.clone().map(|text| view! { <br/><span class="meta">{text}</span> })}
             </td>
             <td data-label="Events">{events_text(&hook.events)}</td>
@@ -154,50 +125,32 @@ fn EndpointRow(hook: Webhook) -> impl IntoView {
 /// A row's actions: test, disable or enable, and (after a question) rotate and delete.
 #[island]
 fn EndpointActions(id: i64, enabled: bool) -> impl IntoView {
-    let test = ServerAction::<TestWebhook>::new();
-    let enable = ServerAction::<EnableWebhook>::new();
-    let rotate = ServerAction::<RotateWebhookSecret>::new();
-    let delete = ServerAction::<DeleteWebhook>::new();
+    let act = ServerAction::<WebhookAction>::new();
+    let form = move |action: &'static str, label: String, class: &'static str| {
+        view! {
+            <ActionForm action=act attr:class="inline">
+                <input type="hidden" name="id" value=id/>
+                <input type="hidden" name="action" value=action/>
+                <button type="submit" class=class disabled=move || act.pending().get()>{label}</button>
+            </ActionForm>
+        }
+    };
     view! {
         <div class="endpoint-actions">
-        <ActionForm action=test attr:class="inline">
-            <input type="hidden" name="id" value=id/>
-            <button type="submit" class="secondary" disabled=move || test.pending().get()>"Send test"</button>
-        </ActionForm>
-        <ActionForm action=enable attr:class="inline">
-            <input type="hidden" name="id" value=id/>
-            <input type="hidden" name="enabled" value=(!enabled).to_string()/>
-            <button type="submit" class="secondary" disabled=move || enable.pending().get()>
-                {if enabled { "Disable" } else { "Enable" }}
-            </button>
-        </ActionForm>
-        {confirm(
-            "Rotate secret…".to_owned(),
-            format!("Make a new signing secret for endpoint {id}? The current one keeps signing too for 24 hours."),
-            view! {
-                <ActionForm action=rotate attr:class="inline">
-                    <input type="hidden" name="id" value=id/>
-                    <button type="submit" disabled=move || rotate.pending().get()>"Yes, rotate it"</button>
-                </ActionForm>
-            },
-        )}
-        {confirm(
-            format!("Delete endpoint {id}…"),
-            format!("Delete endpoint {id}? Its pending deliveries are dropped and its log goes with it."),
-            view! {
-                <ActionForm action=delete attr:class="inline">
-                    <input type="hidden" name="id" value=id/>
-                    <button type="submit" class="danger" disabled=move || delete.pending().get()>
-                        {format!("Yes, delete endpoint {id}")}
-                    </button>
-                </ActionForm>
-            },
-        )}
-        <FormOutcome result=test.value().into() done=""/>
-        <FormOutcome result=enable.value().into() done=""/>
-        <FormOutcome result=rotate.value().into() done=""/>
+            {form("test", "Send test".to_owned(), "secondary")}
+            {if enabled { form("disable", "Disable".to_owned(), "secondary") } else { form("enable", "Enable".to_owned(), "secondary") }}
+            {confirm(
+                "Rotate secret…".to_owned(),
+                format!("Make a new signing secret for endpoint {id}? The current one keeps signing too for 24 hours."),
+                form("rotate", "Yes, rotate it".to_owned(), ""),
+            )}
+            {confirm(
+                format!("Delete endpoint {id}…"),
+                format!("Delete endpoint {id}? Its pending deliveries are dropped and its log goes with it."),
+                form("delete", format!("Yes, delete endpoint {id}"), "danger"),
+            )}
         </div>
-        <FormOutcome result=delete.value().into() done=""/>
+        <FormOutcome result=act.value().into() done=""/>
     }
 }
 
@@ -236,7 +189,7 @@ fn ticked(note: &Option<Note>) -> Option<Vec<String>> {
 /// keeps what was typed.
 #[island]
 fn NewEndpointForm(note: Option<Note>) -> impl IntoView {
-    let create = ServerAction::<CreateWebhook>::new();
+    let create = ServerAction::<SaveWebhook>::new();
     let typed = |field: &str| note.as_ref().and_then(|note| note.typed(field)).unwrap_or_default();
     let (url, description) = (typed("url"), typed("description"));
     let events = ticked(&note).unwrap_or_else(|| vec!["*".to_owned()]);
@@ -250,19 +203,25 @@ fn NewEndpointForm(note: Option<Note>) -> impl IntoView {
     }
 }
 
-/// Changing an endpoint's URL, description and event types.
+/// Changing an endpoint's URL, description and event types (what it has now, or after
+/// a refusal what was typed).
 #[island]
-fn EditEndpointForm(hook: Webhook, note: Option<Note>) -> impl IntoView {
-    let edit = ServerAction::<EditWebhook>::new();
-    let typed = |field: &str, had: Option<String>| {
-        note.as_ref().filter(|note| note.is_refusal()).and_then(|note| note.typed(field)).or(had).unwrap_or_default()
-    };
-    let (url, description) = (typed("url", Some(hook.url.clone())), typed("description", hook.description.clone()));
-    let events = ticked(&note).unwrap_or(hook.events);
+fn EditEndpointForm(
+    id: i64,
+    url: String,
+    description: String,
+    events: Vec<String>,
+    note: Option<Note>,
+) -> impl IntoView {
+    let edit = ServerAction::<SaveWebhook>::new();
+    let refused = note.as_ref().filter(|note| note.is_refusal());
+    let typed = |field: &str, had: String| refused.and_then(|note| note.typed(field)).unwrap_or(had);
+    let (url, description) = (typed("url", url), typed("description", description));
+    let events = ticked(&note).unwrap_or(events);
     let invalid = note.as_ref().and_then(|note| note.field.clone());
     view! {
         <ActionForm action=edit attr:class="row-form">
-            <input type="hidden" name="id" value=hook.id/>
+            <input type="hidden" name="id" value=id/>
             <EndpointFields url description events invalid/>
             <button type="submit" disabled=move || edit.pending().get()>"Save"</button>
         </ActionForm>
@@ -277,15 +236,9 @@ pub fn WebhookPage() -> impl IntoView {
         use_params_map().with_untracked(|params| params.get("id").and_then(|raw| raw.parse::<i64>().ok()).unwrap_or(0));
     let cursor = use_query_map().with_untracked(|query| query.get("cursor"));
     let log = data::resource(move || cursor.clone(), move |cursor| webhook_log(id, cursor));
-    let note = from_flash(|flash| {
-        flash.note::<EditWebhook>(|_, _| Done::new("Saved.")).or_else(|| {
-            flash.note::<RetryDelivery>(|delivery, _| {
-                Done::new(format!("Sending event {} again (attempt {}).", delivery.event_id, delivery.attempt))
-            })
-        })
-    });
-    let edited = Note::for_form::<EditWebhook>(&note, Some(id));
-    let retried = note.filter(|note| note.is_of::<RetryDelivery>());
+    let note = from_flash(note_of);
+    let edited = Note::for_form::<SaveWebhook>(&note, Some(id));
+    let retried = note.filter(|note| note.is_of::<WebhookAction>());
     view! {
         <PageTitle text=format!("Staff: webhook {id}")/>
         <p><a href="/admin/webhooks">"← All endpoints"</a></p>
@@ -303,10 +256,11 @@ pub fn WebhookPage() -> impl IntoView {
                             let next = log.deliveries.next_cursor.map(|c| format!("{}{}", endpoint_page(id), query_string([("cursor", Some(c))])));
                             view! {
                                 <h1>{format!("Endpoint {id}")}</h1>
-                                <p><code>{hook.url.clone()}</code>" "<EndpointState hook=hook.clone()/></p>
+                                <p><code class="endpoint-url">{hook.url.clone()}</code>" "<EndpointState hook=hook.clone()/></p>
                                 <section class="panel" aria-labelledby="edit-webhook-title">
                                     <h2 id="edit-webhook-title">"Settings"</h2>
-                                    <EditEndpointForm hook note=edited/>
+                                    <EditEndpointForm id url=hook.url.clone() description=hook.description.clone().unwrap_or_default()
+                                        events=hook.events.clone() note=edited/>
                                 </section>
                                 <h2>"Deliveries"</h2>
                                 <div aria-live="polite">{retried.map(|note| view! { <NoteView note/> })}</div>
@@ -321,11 +275,14 @@ pub fn WebhookPage() -> impl IntoView {
     }
 }
 
+/// The log, newest first. Each event's newest attempt offers "Send again" (the older
+/// ones are its history).
 #[component]
 fn DeliveryTable(webhook_id: i64, deliveries: Vec<Delivery>) -> impl IntoView {
     if deliveries.is_empty() {
         return view! { <p class="empty">"Nothing sent yet: events from now on will be listed here."</p> }.into_any();
     }
+    let mut seen = std::collections::HashSet::new();
     view! {
         <table class="table deliveries responsive">
             <thead><tr>
@@ -334,7 +291,10 @@ fn DeliveryTable(webhook_id: i64, deliveries: Vec<Delivery>) -> impl IntoView {
                 <th scope="col">"Next"</th>
             </tr></thead>
             <tbody>
-                {deliveries.into_iter().map(|delivery| view! { <DeliveryRow webhook_id delivery/> }).collect_view()}
+                {deliveries.into_iter().map(|delivery| {
+                    let newest = seen.insert(delivery.event_id.clone());
+                    view! { <DeliveryRow webhook_id delivery newest/> }
+                }).collect_view()}
             </tbody>
         </table>
     }
@@ -342,7 +302,7 @@ fn DeliveryTable(webhook_id: i64, deliveries: Vec<Delivery>) -> impl IntoView {
 }
 
 #[component]
-fn DeliveryRow(webhook_id: i64, delivery: Delivery) -> impl IntoView {
+fn DeliveryRow(webhook_id: i64, delivery: Delivery, newest: bool) -> impl IntoView {
     let outcome = match delivery.status {
         DeliveryStatus::Succeeded => view! { <span class="badge badge-available">"Delivered"</span> },
         DeliveryStatus::Pending => view! { <span class="badge badge-pending">"Pending"</span> },
@@ -355,17 +315,22 @@ fn DeliveryRow(webhook_id: i64, delivery: Delivery) -> impl IntoView {
         (None, None) => "—".to_owned(),
     };
     let took = delivery.duration_ms.map_or_else(|| "—".to_owned(), |ms| format!("{ms} ms"));
+    // A pending attempt is made then; after a failure, the next one is.
+    let next = delivery.next_attempt_at.map(|at| {
+        let label = if delivery.status == DeliveryStatus::Pending { "Due " } else { "Next attempt " };
+        view! { <span class="meta next-attempt">{label}<LocalTime iso=at/></span> }
+    });
     view! {
         <tr data-delivery-id=delivery.id>
             <td data-label="Made"><LocalTime iso=delivery.created_at/></td>
-            <td data-label="Event"><code>{delivery.event_type.as_str()}</code><br/><span class="meta">{delivery.event_id}</span></td>
+            <td data-label="Event"><code>{delivery.event_type.as_str()}</code><br/><span class="meta event-id">{delivery.event_id}</span></td>
             <td data-label="Attempt" class="number">{delivery.attempt}</td>
             <td data-label="Outcome">{outcome}</td>
-            <td data-label="Answer">{answer}</td>
+            <td data-label="Answer" class="answer">{answer}</td>
             <td data-label="Time" class="number">{took}</td>
-            <td data-label="Next" class="actions">
-                {delivery.next_attempt_at.map(|at| view! { <span class="meta">"Retry "<LocalTime iso=at/></span> })}
-                <RetryForm id=delivery.id webhook_id/>
+            <td data-label="Next">
+                {next}
+                {newest.then(|| view! { <RetryForm id=delivery.id webhook_id/> })}
             </td>
         </tr>
     }
@@ -374,11 +339,12 @@ fn DeliveryRow(webhook_id: i64, delivery: Delivery) -> impl IntoView {
 /// Sending a delivery's event again now.
 #[island]
 fn RetryForm(id: i64, webhook_id: i64) -> impl IntoView {
-    let retry = ServerAction::<RetryDelivery>::new();
+    let retry = ServerAction::<WebhookAction>::new();
     view! {
         <ActionForm action=retry attr:class="inline">
-            <input type="hidden" name="id" value=id/>
-            <input type="hidden" name="webhook_id" value=webhook_id/>
+            <input type="hidden" name="id" value=webhook_id/>
+            <input type="hidden" name="action" value="retry"/>
+            <input type="hidden" name="delivery" value=id/>
             <button type="submit" class="secondary" disabled=move || retry.pending().get()>"Send again"</button>
         </ActionForm>
         <FormOutcome result=retry.value().into() done=""/>
