@@ -13,6 +13,7 @@
 pub mod copy;
 mod engine;
 mod health;
+pub(crate) mod outbox;
 pub(crate) mod postgres;
 mod queue;
 pub(crate) mod sql;

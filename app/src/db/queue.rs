@@ -18,7 +18,7 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Conn, Db, engine, sqlite};
+use super::{Conn, Db, engine, outbox, sqlite};
 use crate::error::{AppError, AppResult};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
@@ -151,7 +151,7 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
         }
         AppError::from(err)
     };
-    let committed = async {
+    let committed = outbox::collecting(async {
         let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
         for write in writes {
             let ran = write(&mut tx).await;
@@ -162,8 +162,10 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
                 return Err(AppError::unavailable("the store's connection failed; nothing was written"));
             }
         }
+        // The batch's events, in one statement (see `outbox`).
+        outbox::store_batch(&mut tx).await.map_err(failed)?;
         tx.commit().await.map_err(failed)
-    }
+    })
     .await;
     // Also after a failed COMMIT: whether it took effect is unknown.
     if let Some(db) = db.upgrade() {
@@ -187,7 +189,11 @@ where
     if let Err(err) = engine::savepoint(conn).await {
         return (Err(err.into()), false);
     }
+    let events = outbox::mark();
     let outcome = work(&mut *conn).await;
+    if outcome.is_err() {
+        outbox::forget_after(events);
+    }
     match engine::close_savepoint(conn, outcome.is_ok()).await {
         Ok(()) => (outcome, true),
         Err(err) => (Err(err.into()), false),
@@ -221,6 +227,16 @@ mod tests {
                         .execute(c)
                         .await
                         .map(|_| ()))?;
+                    // And its event (stored with the batch's others, before the commit).
+                    let event = outbox::NewEvent {
+                        id: format!("evt_note_{n}"),
+                        kind: "note",
+                        created_at: 0,
+                        data: n.to_string(),
+                        owner_key_id: None,
+                        admin_only: false,
+                    };
+                    outbox::add(conn, event).await?;
                     if fail { Err(AppError::validation("n", "refused after writing")) } else { Ok(n) }
                 })
             })
@@ -230,6 +246,12 @@ mod tests {
 
     async fn notes(pool: &Db) -> Vec<i64> {
         crate::on_pool!(pool, |p| sqlx::query_scalar("SELECT n FROM notes ORDER BY n").fetch_all(p).await).unwrap()
+    }
+
+    /// The notes' events, in the order of their `seq`.
+    async fn noted_events(pool: &Db) -> Vec<String> {
+        crate::on_pool!(pool, |p| sqlx::query_scalar("SELECT data FROM events ORDER BY seq").fetch_all(p).await)
+            .unwrap()
     }
 
     #[tokio::test]
@@ -244,6 +266,7 @@ mod tests {
         assert_eq!(outcomes[1].as_ref().unwrap_err().field(), Some("n"));
         assert_eq!(outcomes[2], Ok(3));
         assert_eq!(notes(&pool).await, vec![1, 3]);
+        assert_eq!(noted_events(&pool).await, ["1", "3"], "the undone write's event went with it");
         assert_ne!(pool.generation(), before, "the read caches see the write");
     }
 
@@ -280,6 +303,8 @@ mod tests {
         }
         assert_eq!(last.await.unwrap(), Ok(2000));
         assert_eq!(notes(&pool).await.len(), 102);
+        let events: Vec<String> = (0..100).chain([2000]).map(|n| n.to_string()).collect();
+        assert_eq!(noted_events(&pool).await, events, "each batch's events in the order of its writes");
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::db::outbox::{self, NewEvent};
 pub use crate::db::sql::events::StoredEvent;
 use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult};
@@ -30,21 +31,35 @@ pub enum Audience {
     Admins,
 }
 
-/// Stores an event of the change `conn`'s transaction makes; `data` is the resource as
-/// the REST API shows it. Returns its `seq`.
-pub async fn record(conn: &mut Conn, kind: EventType, data: &impl Serialize, audience: Audience) -> AppResult<i64> {
-    let id = format!("evt_{}", hex(&crate::services::keys::random_bytes::<12>()?));
+/// Stores an event of the change `conn`'s transaction makes (see `db::outbox`: in a
+/// batch of orders, at the batch's end); `data` is the resource as the REST API shows
+/// it. Returns its id.
+pub async fn record(conn: &mut Conn, kind: EventType, data: &impl Serialize, audience: Audience) -> AppResult<String> {
+    let created_at = now_ms();
+    let id = event_id(created_at, crate::services::keys::random_bytes::<6>()?);
     let data = serde_json::to_string(data).map_err(|err| AppError::internal("an event's data", err))?;
-    let (owner, admin_only) = match audience {
+    let (owner_key_id, admin_only) = match audience {
         Audience::Everyone => (None, false),
         Audience::Owner(key_id) => (Some(key_id), false),
         Audience::Admins => (None, true),
     };
-    sql::events::insert(conn, &id, kind.as_str(), now_ms(), &data, owner, admin_only).await
+    let event = NewEvent { id: id.clone(), kind: kind.as_str(), created_at, data, owner_key_id, admin_only };
+    outbox::add(conn, event).await?;
+    Ok(id)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+/// `evt_`, the time in milliseconds (12 hex digits), then 48 random bits: unique
+/// (also between two copies of one store, as after a restore), and in time order, so
+/// that the unique index on it grows at one end; random ids land on a page of their
+/// own each, and a batch of orders then writes a page per event.
+fn event_id(now_ms: i64, random: [u8; 6]) -> String {
+    use std::fmt::Write;
+    let mut id = String::with_capacity(28);
+    let _ = write!(id, "evt_{:012x}", now_ms.clamp(0, 0xffff_ffff_ffff));
+    for byte in random {
+        let _ = write!(id, "{byte:02x}");
+    }
+    id
 }
 
 /// The wall clock in Unix milliseconds: when a change committed, as events say it.
@@ -269,6 +284,15 @@ mod tests {
             owner_key_id: owner,
             admin_only,
         }
+    }
+
+    #[test]
+    fn ids_are_unique_and_in_time_order() {
+        let early = event_id(1_764_000_000_000, [0xff; 6]);
+        let later = event_id(1_764_000_000_001, [0; 6]);
+        assert_eq!(early, "evt_019ab697e800ffffffffffff");
+        assert!(early < later, "a later event's id sorts after");
+        assert_ne!(event_id(1, [1, 2, 3, 4, 5, 6]), event_id(1, [1, 2, 3, 4, 5, 7]));
     }
 
     #[test]

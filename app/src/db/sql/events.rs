@@ -1,8 +1,11 @@
 //! The outbox: events written by the transactions whose changes they report, read by
 //! `seq` (the order the changes committed in).
 
+use sqlx::QueryBuilder;
+
 use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
+use crate::db::outbox::NewEvent;
 use crate::error::AppResult;
 
 /// An event as stored.
@@ -22,28 +25,26 @@ pub struct StoredEvent {
 
 const COLUMNS: &str = "SELECT seq, id, type, created_at, data, owner_key_id, admin_only FROM events";
 
-/// Stores an event in the writing transaction; returns its `seq`.
-pub async fn insert(
-    conn: &mut Conn,
-    id: &str,
-    kind: &str,
-    created_at: i64,
-    data: &str,
-    owner_key_id: Option<i64>,
-    admin_only: bool,
-) -> AppResult<i64> {
-    Ok(on_conn!(conn, |c| sqlx::query_scalar(
-        "INSERT INTO events (id, type, created_at, data, owner_key_id, admin_only)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq"
-    )
-    .bind(id)
-    .bind(kind)
-    .bind(created_at)
-    .bind(data)
-    .bind(owner_key_id)
-    .bind(admin_only)
-    .fetch_one(c)
-    .await)?)
+/// Stores `events` in the writing transaction, in their order (their `seq`s rising),
+/// a few hundred to a statement (well under either engine's limit on parameters).
+/// (The database's own error: the write queue tells the store's health what failed.)
+pub async fn insert_all(conn: &mut Conn, events: &[NewEvent]) -> Result<(), sqlx::Error> {
+    for chunk in events.chunks(500) {
+        on_conn!(conn, |c| {
+            let mut sql =
+                QueryBuilder::new("INSERT INTO events (id, type, created_at, data, owner_key_id, admin_only) ");
+            sql.push_values(chunk, |mut row, event| {
+                row.push_bind(&event.id)
+                    .push_bind(event.kind)
+                    .push_bind(event.created_at)
+                    .push_bind(&event.data)
+                    .push_bind(event.owner_key_id)
+                    .push_bind(event.admin_only);
+            });
+            sql.build().execute(c).await.map(|_| ())
+        })?;
+    }
+    Ok(())
 }
 
 /// Up to `limit` events after `seq`, in order. (The database's own error: the feed
@@ -65,6 +66,11 @@ pub async fn seq_of(db: &Db, id: &str) -> AppResult<Option<(i64, i64)>> {
         .bind(id)
         .fetch_optional(pool)
         .await)?)
+}
+
+/// The `seq` of the event with this id, stored by the writing transaction.
+pub async fn seq_in(conn: &mut Conn, id: &str) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT seq FROM events WHERE id = $1").bind(id).fetch_one(c).await)?)
 }
 
 /// The latest event's `seq` (0 when there is none).

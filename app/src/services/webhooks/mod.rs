@@ -173,7 +173,8 @@ pub async fn test(db: &Db, id: i64) -> AppResult<Delivery> {
     let mut tx = db.begin_write_outside_catalog().await?;
     let row = sql::webhooks::get_in(&mut tx, id).await?.ok_or_else(|| not_found(id))?;
     let ping = serde_json::json!({ "webhookId": id, "message": "A test from the pet store" });
-    let seq = events::record(&mut tx, EventType::Ping, &ping, Audience::Admins).await?;
+    let event = events::record(&mut tx, EventType::Ping, &ping, Audience::Admins).await?;
+    let seq = sql::events::seq_in(&mut tx, &event).await?;
     let now = now_ms();
     let delivery = sql::webhooks::insert_pending(&mut tx, row.id, seq, 1, now, now).await?;
     let shown = sql::webhooks::delivery_in(&mut tx, delivery).await?.ok_or_else(|| not_found(id))?;
