@@ -206,6 +206,9 @@ impl Dispatcher {
                 }
                 dispatcher.busy(endpoint, -1);
                 drop(permit);
+                // A place is free: what is due next goes now, not at the next tick
+                // (which would hold an endpoint to 4 sends a tick, 8 a second).
+                wake();
             });
         }
         Ok(())
