@@ -55,7 +55,7 @@ lint: toolchain
 # several-servers suite, which needs PostgreSQL and Redis. Both servers are
 # throwaway ones on free ports, stopped at the end (scripts/with-databases.sh).
 ENGINE_NEUTRAL_TESTS := --lib --test orders_model --test services --test auth --test categories --test console --test errors --test inventory \
-	--test malformed --test openapi --test orders --test pages --test pets --test photos --test security
+	--test events --test malformed --test openapi --test orders --test pages --test pets --test photos --test security
 test-rust: toolchain fault-tools db-tools
 	scripts/with-databases.sh bash -c '\
 	  cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
