@@ -65,6 +65,8 @@ test('stock that ran out is a clear error; cancelled orders give their stock bac
     data: { petId: Number(petId), quantity: 2 },
   });
   expect(api.status()).toBe(201);
+  // The page shows it (live stock); ordering 2 of the 1 left is refused in words.
+  await expect(page.locator('.facts .stock')).toHaveText('1');
   await page.getByLabel('Quantity').fill('2');
   await page.getByRole('button', { name: 'Order' }).click();
   await expect(page.getByRole('alert')).toContainText('Only 1 in stock, 2 ordered.');

@@ -142,16 +142,19 @@ fn PetDetails(
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
     let shown = RwSignal::new(card);
+    // The quantity typed: kept here, so that a live update, which draws the order box
+    // again, does not take it back to 1 (nor its total).
+    let quantity = RwSignal::new(1_i64);
     // Stock and status as the store's events say they are now (in the browser).
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         super::live::follow(move |kind, data| match kind {
             "inventory.updated" => {
-                if let Some((pet, quantity, status)) = super::live::stock_of(data)
+                if let Some((pet, stock, status)) = super::live::stock_of(data)
                     && pet == id
                 {
                     shown.update(|card| {
-                        card.quantity = quantity;
+                        card.quantity = stock;
                         card.status = status;
                     });
                 }
@@ -186,8 +189,8 @@ fn PetDetails(
         view! {
             <h1>{card.name.clone()}</h1>
             <p class="price price-large">{price_text(&currency, card.price)}</p>
-            <OrderBox card=card.clone() currency=currency.clone() place form_key=signed_in.clone() note=note.clone()
-                sign_in=sign_in.clone()/>
+            <OrderBox card=card.clone() currency=currency.clone() place quantity form_key=signed_in.clone()
+                note=note.clone() sign_in=sign_in.clone()/>
             <dl class="facts">
                 <dt>"Category"</dt>
                 <dd>{card.category_name.clone()}</dd>
@@ -212,6 +215,7 @@ fn OrderBox(
     card: PetCard,
     currency: Currency,
     place: ServerAction<PlaceOrder>,
+    quantity: RwSignal<i64>,
     form_key: Option<String>,
     note: Option<Note>,
     sign_in: String,
@@ -246,7 +250,6 @@ fn OrderBox(
             let pending = place.pending();
             // The total follows the quantity as it is typed (shown for one without
             // JavaScript).
-            let quantity = RwSignal::new(1_i64);
             let total = card.price.map(|price| {
                 move || {
                     let units = quantity.get().clamp(1, 1_000);
@@ -259,7 +262,9 @@ fn OrderBox(
                     <input type="hidden" name="idempotency_key" value=key/>
                     <label>
                         "Quantity"
-                        <input type="number" name="quantity" value="1" min="1" max=card.quantity.min(1000) required
+                        // Not capped at the stock: the store's answer says how many
+                        // are left, in words, where a browser's own check would not.
+                        <input type="number" name="quantity" value=quantity.get_untracked() min="1" max="1000" required
                             on:input=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))/>
                     </label>
                     {total.map(|total| view! { <span class="total" aria-live="polite">{total}</span> })}
