@@ -29,7 +29,7 @@ E2E_POSTGRES_ADDR ?= 127.0.0.1:3014
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: demo-photos bench bench-counting bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-counting bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -88,6 +88,14 @@ bench: build-tools wrk db-tools build-release
 	mkdir -p $(CURDIR)/target/bench
 	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
 	SERVER_BIN=$(CURDIR)/target/bench/server scripts/with-databases.sh cargo bench --locked -p server --bench suite
+
+# Does the store stay flat as it grows? The release server over 1,000 and 1,000,000
+# pets and orders (bulk SQL), each row under wrk at both sizes, the growth factors, and
+# target/bench/scale.json (docs/PERFORMANCE.md, "At a million pets").
+bench-scale: build-tools wrk build-release
+	mkdir -p $(CURDIR)/target/bench
+	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
+	SERVER_BIN=$(CURDIR)/target/bench/server cargo bench --locked -p server --bench scale
 
 # Where counting against shared rate limits spends PostgreSQL's time: pgbench of the two
 # ways a round is stored, then one server over PostgreSQL under wrk (REDIS=1: counters in
