@@ -332,11 +332,13 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     }
     // Every table of the store is copied: none added since is left out. (Not the
     // migrations' record, the one-row version and probe tables the target has of its
-    // own, nor SQLite's search index and its shadow tables.)
+    // own, SQLite's search index and its shadow tables, nor the running totals, which
+    // the target's triggers make again from the rows copied.)
     let sqlite_tables: Vec<String> = app::on_pool!(source, |pool| {
         sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'pet_names%'
-           AND name NOT IN ('_sqlx_migrations', 'catalog_version', 'write_probe', 'webhook_fanout') ORDER BY name"
+           AND name NOT IN ('_sqlx_migrations', 'catalog_version', 'write_probe', 'webhook_fanout',
+                            'category_pets', 'status_stock', 'order_hours') ORDER BY name"
     )
     .fetch_all(pool)
     .await
@@ -348,6 +350,7 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let copied = db::copy::sqlite_to_postgres(&source, &target).await.unwrap();
     assert_eq!(copied.len(), before.len());
     assert_eq!(dump(&target).await, before, "row for row");
+    assert_tallies_hold(&target, "after the copy").await;
     let fanned_out = |store: &db::Db| {
         let store = store.clone();
         async move {
@@ -371,4 +374,154 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     .await
     .unwrap();
     assert!(next.id > last.id, "ids go on past every id handed out: {} after {}", next.id, last.id);
+}
+
+/// The running totals the schema's triggers keep (migration `…_tallies.sql`: pets per
+/// category, pets and units per status, orders per hour) equal the counts they stand
+/// for after every kind of write: pets made, moved to another category, given another
+/// status, restocked and deleted, orders placed and cancelled through the services,
+/// and rows written with plain SQL as another client would. The dashboard's and the
+/// category list's figures are read from them.
+#[tokio::test]
+async fn the_running_totals_match_the_rows_they_count() {
+    use app::services::dashboard;
+    let dir = tempfile::tempdir().unwrap();
+    let store = db::Db::connect(&db::testing::scratch_url(dir.path()).await).await.unwrap();
+    let admin_key =
+        keys::create(&store, 0, NewApiKey { name: "t".into(), role: Role::Admin, plan: Plan::Pro, limits: None })
+            .await
+            .unwrap();
+    let admin = Caller { key_id: admin_key.key_info.id, role: Role::Admin, limits: admin_key.key_info.limits };
+    let mut kinds = Vec::new();
+    for name in ["Dogs", "Cats", "Birds"] {
+        kinds.push(categories::create(&store, NewCategory { name: name.into(), description: None }).await.unwrap().id);
+    }
+    let mut rng = Rng(7);
+    let mut pets_made: Vec<i64> = Vec::new();
+    let mut placed: Vec<i64> = Vec::new();
+    for step in 0..120 {
+        let pick = |rng: &mut Rng, ids: &[i64]| ids.get(rng.below(ids.len().max(1) as u64) as usize).copied();
+        let event = match rng.below(7) {
+            0 | 1 => {
+                let category_id = kinds[rng.below(3) as usize];
+                let status = Some(PetStatus::VARIANTS[rng.below(3) as usize]);
+                let name = format!("Pet {step}");
+                let pet = pets::create(&store, NewPet { name, category_id, status, ..Default::default() }).await;
+                pets_made.push(pet.unwrap().id);
+                "create".to_owned()
+            }
+            2 => {
+                let Some(pet) = pick(&mut rng, &pets_made) else { continue };
+                let category_id = kinds[rng.below(3) as usize];
+                let status = Some(PetStatus::VARIANTS[rng.below(3) as usize]);
+                let body = NewPet { name: format!("Moved {step}"), category_id, status, ..Default::default() };
+                let _ = pets::replace(&store, pet, body).await;
+                format!("replace {pet}")
+            }
+            3 => {
+                let Some(pet) = pick(&mut rng, &pets_made) else { continue };
+                inventory::set(&store, pet, InventoryUpdate { quantity: rng.below(9) as i64 }).await.unwrap();
+                format!("restock {pet}")
+            }
+            4 => {
+                let Some(pet) = pick(&mut rng, &pets_made) else { continue };
+                // Refused while the pet has open orders; either way the totals hold.
+                if pets::delete(&store, pet).await.is_ok() {
+                    pets_made.retain(|p| *p != pet);
+                }
+                format!("delete {pet}")
+            }
+            5 => {
+                let Some(pet_id) = pick(&mut rng, &pets_made) else { continue };
+                let now = 1_795_400_000 + rng.below(3 * 86_400) as i64;
+                let order = NewOrder { pet_id, quantity: 1, ship_date: None };
+                if let Ok(order) = orders::place(&store, now, admin, order, None).await {
+                    placed.push(order.id);
+                }
+                if let Some(id) = pick(&mut rng, &placed) {
+                    let _ = orders::cancel(&store, now, admin, id).await;
+                }
+                format!("order {pet_id}")
+            }
+            _ => {
+                // Another client: a pet with its stock, a status changed and a pet
+                // deleted (its stock row going with it) by plain SQL.
+                let category = kinds[rng.below(3) as usize];
+                let pet = pick(&mut rng, &pets_made).unwrap_or(0);
+                let statements = [
+                    format!(
+                        "INSERT INTO pets (name, name_key, category_id, status) VALUES ('Raw {step}', 'raw {step}', {category}, 'pending')"
+                    ),
+                    "INSERT INTO inventory (pet_id, quantity) SELECT MAX(id), 4 FROM pets".to_owned(),
+                    format!("UPDATE pets SET status = 'sold' WHERE id = {pet}"),
+                    format!("DELETE FROM pets WHERE id = {pet} AND id NOT IN (SELECT pet_id FROM orders)"),
+                ];
+                for sql in statements {
+                    app::on_pool!(store, |pool| sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()))
+                        .unwrap();
+                }
+                pets_made = app::on_pool!(store, |pool| sqlx::query_scalar("SELECT id FROM pets ORDER BY id")
+                    .fetch_all(pool)
+                    .await)
+                .unwrap();
+                format!("plain SQL on {pet}")
+            }
+        };
+        assert_tallies_hold(&store, &format!("step {step}: {event}")).await;
+    }
+    assert!(!placed.is_empty() && pets_made.len() > 3, "the run did something");
+
+    // What the dashboard and the category list show is what the rows say.
+    let by_status: Vec<(PetStatus, i64, i64)> = app::on_pool!(store, |pool| sqlx::query_as(
+        "SELECT p.status, COUNT(*), CAST(COALESCE(SUM(i.quantity), 0) AS BIGINT)
+         FROM pets p JOIN inventory i ON i.pet_id = p.id GROUP BY p.status ORDER BY p.status"
+    )
+    .fetch_all(pool)
+    .await)
+    .unwrap();
+    let shown: Vec<(PetStatus, i64, i64)> = dashboard::stock_by_status(&store)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.pets > 0)
+        .map(|s| (s.status, s.pets, s.units))
+        .collect();
+    assert_eq!(shown, by_status);
+    for summary in categories::summaries(&store).await.unwrap() {
+        let counted: i64 =
+            app::on_pool!(store, |pool| sqlx::query_scalar("SELECT COUNT(*) FROM pets WHERE category_id = $1")
+                .bind(summary.id)
+                .fetch_one(pool)
+                .await)
+            .unwrap();
+        assert_eq!(summary.pet_count, counted, "{}", summary.name);
+    }
+}
+
+/// Each running total against a count of the rows it stands for.
+async fn assert_tallies_hold(store: &db::Db, when: &str) {
+    let pairs = [
+        (
+            "SELECT status, pets, units FROM status_stock WHERE pets <> 0 OR units <> 0 ORDER BY status",
+            "SELECT p.status, COUNT(*), CAST(COALESCE(SUM(i.quantity), 0) AS BIGINT)
+             FROM pets p LEFT JOIN inventory i ON i.pet_id = p.id GROUP BY p.status ORDER BY p.status",
+        ),
+        (
+            "SELECT CAST(category_id AS TEXT), pets, CAST(0 AS BIGINT) FROM category_pets WHERE pets <> 0 ORDER BY category_id",
+            "SELECT CAST(category_id AS TEXT), COUNT(*), CAST(0 AS BIGINT) FROM pets GROUP BY category_id ORDER BY category_id",
+        ),
+        (
+            "SELECT CAST(hour AS TEXT), placed, CAST(0 AS BIGINT) FROM order_hours ORDER BY hour",
+            "SELECT CAST(created_at / 3600 AS TEXT), COUNT(*), CAST(0 AS BIGINT) FROM orders
+             GROUP BY created_at / 3600 ORDER BY created_at / 3600",
+        ),
+    ];
+    for (kept, counted) in pairs {
+        let read = |sql: &'static str| async move {
+            let rows: Vec<(String, i64, i64)> =
+                app::on_pool!(store, |pool| sqlx::query_as(sql).fetch_all(pool).await).unwrap();
+            rows
+        };
+        assert_eq!(read(kept).await, read(counted).await, "{when}: {kept}");
+    }
 }

@@ -19,9 +19,9 @@ pub async fn list(db: &Db, page: PageRequest) -> AppResult<Vec<Category>> {
 /// Every category with its number of pets, by name.
 pub async fn summaries(db: &Db) -> AppResult<Vec<CategorySummary>> {
     Ok(on_pool!(db, |pool| sqlx::query_as(
-        "SELECT c.id, c.name, c.description, COUNT(p.id) AS pet_count
-         FROM categories c LEFT JOIN pets p ON p.category_id = c.id
-         GROUP BY c.id ORDER BY c.name_key, c.id",
+        "SELECT c.id, c.name, c.description, COALESCE(t.pets, 0) AS pet_count
+         FROM categories c LEFT JOIN category_pets t ON t.category_id = c.id
+         ORDER BY c.name_key, c.id",
     )
     .fetch_all(pool)
     .await)?)
