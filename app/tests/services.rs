@@ -5,7 +5,7 @@
 
 use app::db::{self, Db};
 use app::error::ErrorCode;
-use app::model::{InventoryUpdate, NewCategory, NewPet, PetFilter};
+use app::model::{InventoryUpdate, NewCategory, NewPet, PHOTO_WIDTHS, PetFilter};
 use app::services::{categories, demo, inventory, paging::PageRequest, pets};
 
 async fn pool() -> (Db, tempfile::TempDir) {
@@ -85,6 +85,63 @@ async fn demo_catalog_loads_once_and_only_into_an_empty_store() {
 
     let (other, _dir2) = pool_with_a_category().await;
     assert!(!demo::seed_if_empty(&other).await.unwrap());
+}
+
+/// A store starts on a small volume (open issues, point 7): every demo pet has its
+/// photo, at each width the storefront asks for, and the photos and descriptions the
+/// demo catalog puts in the store come to under 1 MB.
+#[tokio::test]
+async fn demo_catalog_has_every_photo_and_stays_under_a_megabyte() {
+    let (pool, _dir) = pool().await;
+    let pages_before = used_sqlite_bytes(&pool).await;
+    assert!(demo::seed_if_empty(&pool).await.unwrap());
+    let pets: Vec<(i64, String, Option<String>, Option<String>)> =
+        app::on_pool!(pool, |pool| sqlx::query_as("SELECT id, name, description, photo_hash FROM pets ORDER BY id")
+            .fetch_all(pool)
+            .await)
+        .unwrap();
+    let photos: Vec<(i64, i64, String, Vec<u8>)> = app::on_pool!(pool, |pool| sqlx::query_as(
+        "SELECT pet_id, width, hash, bytes FROM pet_photos ORDER BY pet_id, width"
+    )
+    .fetch_all(pool)
+    .await)
+    .unwrap();
+    assert_eq!(pets.len(), 13);
+    for (id, name, description, hash) in &pets {
+        assert!(description.as_deref().is_some_and(|d| !d.trim().is_empty()), "{name} has no description");
+        let hash = hash.as_deref().unwrap_or_else(|| panic!("{name} has no photo"));
+        let widths: Vec<i64> = photos.iter().filter(|(pet, ..)| pet == id).map(|(_, width, ..)| *width).collect();
+        assert_eq!(widths, PHOTO_WIDTHS.map(i64::from), "{name}'s photo widths");
+        for (_, width, stored_hash, bytes) in photos.iter().filter(|(pet, ..)| pet == id) {
+            assert_eq!(stored_hash, hash, "{name} at {width}");
+            assert!(bytes.len() > 100 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP", "{name} at {width}");
+        }
+    }
+    assert_eq!(photos.len(), pets.len() * PHOTO_WIDTHS.len(), "no photo of a pet that is not there");
+
+    let photo_bytes: usize = photos.iter().map(|(.., bytes)| bytes.len()).sum();
+    let description_bytes: usize =
+        pets.iter().filter_map(|(_, _, description, _)| description.as_ref()).map(String::len).sum();
+    assert!(
+        photo_bytes + description_bytes < 1_000_000,
+        "the demo catalog holds {photo_bytes} bytes of photos and {description_bytes} of descriptions"
+    );
+    // On SQLite, what the file grew by: the rows, their indexes and search entries too.
+    if let (Some(before), Some(after)) = (pages_before, used_sqlite_bytes(&pool).await) {
+        assert!(after - before < 1_000_000, "loading the demo catalog took {} bytes of the file", after - before);
+    }
+}
+
+/// The bytes of a SQLite store's pages in use (free pages left out); `None` on PostgreSQL.
+async fn used_sqlite_bytes(pool: &Db) -> Option<i64> {
+    let pool = pool.sqlite_pool()?;
+    let mut values = Vec::new();
+    for pragma in ["page_count", "freelist_count", "page_size"] {
+        let sql = format!("PRAGMA {pragma}");
+        values.push(sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await.unwrap());
+    }
+    let [pages, free, size] = values[..] else { unreachable!() };
+    Some((pages - free) * size)
 }
 
 async fn pool_with_a_category() -> (Db, tempfile::TempDir) {

@@ -162,6 +162,58 @@ test('the header at a desktop width: the links apart, the account at the end', a
   await shoot(page, 'header-desktop-signed-in');
 });
 
+test('the header between phone and desktop widths, an admin signed in: apart, no sideways scroll, two rows at most', async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  failOnPageErrors(page);
+  await signIn(page, cliKey('admin', 'e2e tablet staff'));
+  await page.goto('/');
+  await hydrated(page);
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  const header = page.locator('.site-header');
+  const signOut = nav.getByRole('button', { name: 'Sign out' });
+  // At 1280 px the bar is one row (the brand and signing out side by side): its height
+  // is the row the narrower widths are measured in.
+  const brand = (await nav.locator('.brand').boundingBox())!;
+  const end = (await signOut.boundingBox())!;
+  expect(Math.abs(brand.y + brand.height / 2 - (end.y + end.height / 2))).toBeLessThan(8);
+  const row = (await header.boundingBox())!.height;
+
+  for (const width of [721, 768]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto('/');
+    await hydrated(page);
+    // Just over the phone layout: no menu, every link and the account on the bar.
+    await expect(nav.getByRole('button', { name: 'Menu' })).toBeHidden();
+    await expect(page.locator('.who')).toBeVisible();
+    await expect(signOut).toBeVisible();
+    await expectApart(page, ['Catalog', 'Categories', 'API docs', 'Orders', 'Staff']);
+    // Who is signed in and signing out run into no link.
+    const links = await Promise.all(
+      ['Catalog', 'Categories', 'API docs', 'Orders', 'Staff'].map(
+        async (name) => (await nav.getByRole('link', { name, exact: true }).boundingBox())!,
+      ),
+    );
+    for (const account of [(await page.locator('.who').boundingBox())!, (await signOut.boundingBox())!]) {
+      for (const link of links) {
+        const apart =
+          account.x >= link.x + link.width || link.x >= account.x + account.width ||
+          account.y >= link.y + link.height || link.y >= account.y + account.height;
+        expect(apart, `the account at ${JSON.stringify(account)} overlaps a link at ${JSON.stringify(link)}`).toBe(true);
+      }
+    }
+    const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      clientWidth: document.documentElement.clientWidth,
+    }));
+    expect(scrollWidth, `sideways scroll at ${width} px`).toBeLessThanOrEqual(clientWidth);
+    const height = (await header.boundingBox())!.height;
+    expect(height, `the header at ${width} px against one row of ${row} px`).toBeLessThanOrEqual(2 * row);
+    await shoot(page, `header-${width}-signed-in`);
+  }
+  await context.close();
+});
+
 /** The header links named are visible and at least 8 px apart (none run into the next). */
 async function expectApart(page: Page, names: string[]) {
   const nav = page.getByRole('navigation', { name: 'Main' });

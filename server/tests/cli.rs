@@ -73,10 +73,12 @@ fn keys_create_prints_only_the_key_then_list_and_revoke() {
     assert!(!ok);
 }
 
-/// Starts the server, returns what it printed before it said it was running.
-fn first_lines(db: &str) -> String {
+/// Starts the server (with `args`), returns what it printed before it said it was
+/// running.
+fn first_lines(db: &str, args: &[&str]) -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = server(db)
+        .args(args)
         .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
         .env("PETSTORE_DEMO_DATA", "false")
         .stdout(Stdio::piped())
@@ -106,13 +108,34 @@ fn first_lines(db: &str) -> String {
 fn first_start_prints_one_admin_key_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("first.db").display());
-    let first = first_lines(&db);
+    let first = first_lines(&db, &[]);
     assert!(first.contains("Created the first admin key"), "{first}");
     assert_eq!(first.matches("psk_").count(), 1, "{first}");
-    let second = first_lines(&db);
+    let second = first_lines(&db, &[]);
     assert!(!second.contains("psk_"), "{second}");
     let (_, list, _) = run(&db, &["keys", "list"]);
     assert_eq!(list.lines().filter(|l| l.contains("admin")).count(), 1, "{list}");
+}
+
+/// A store on a small volume starts empty with `--demo-data off` (or `false`): no
+/// category, no pet, no photo. Started the same way with it on, it has the demo catalog.
+#[tokio::test]
+async fn demo_data_off_starts_an_empty_store() {
+    for (value, expected) in [("off", (0, 0, 0)), ("false", (0, 0, 0)), ("on", (5, 13, 39))] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("sqlite://{}", dir.path().join("demo.db").display());
+        let started = first_lines(&db, &["--demo-data", value]);
+        assert!(started.contains("Created the first admin key"), "{started}");
+        let store = sqlx::SqlitePool::connect(&db).await.unwrap();
+        let counts: (i64, i64, i64) = sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets), (SELECT COUNT(*) FROM pet_photos)",
+        )
+        .fetch_one(&store)
+        .await
+        .unwrap();
+        assert_eq!(counts, expected, "--demo-data {value}: categories, pets and photos");
+        store.close().await;
+    }
 }
 
 /// `--log-format json`: every line on stderr is a JSON object, and a request's line

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use axum::http::Method;
 use common::TestApp;
 use serde_json::Value;
+use server::Config;
 
 // OPTIONS is left out: the CORS layer answers every preflight before routing.
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
@@ -122,6 +123,34 @@ async fn document_facts() {
     // Written for third parties: nothing about this repository's files or code.
     let text = doc.to_string();
     assert!(!text.contains("contract.md") && !text.contains("status()"), "internal references");
+}
+
+/// The store's currency, for clients to read prices by: the euro by default, and with
+/// `--currency JPY` the yen, which has no decimals (`x-currency-digits` 0), said the
+/// same way in the introduction.
+#[tokio::test]
+async fn the_document_names_the_store_currency_and_its_decimals() {
+    let doc = document(&TestApp::new().await).await;
+    assert_eq!(doc["info"]["x-currency"], "EUR");
+    assert_eq!(doc["info"]["x-currency-digits"], 2);
+    let intro = doc["info"]["description"].as_str().unwrap();
+    assert!(intro.contains("(EUR, with 2 decimals: 12900 is written `€129.00`)"), "{intro}");
+
+    // As an operator sets it: the flag (any case), read by the server's own parser.
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        config: Config,
+    }
+    let command = <Cli as clap::CommandFactory>::command().mut_args(|arg| arg.env(None));
+    let matches = command.try_get_matches_from(["server", "--currency", "jpy"]).unwrap();
+    let config = <Config as clap::FromArgMatches>::from_arg_matches(&matches).unwrap();
+    let doc = document(&TestApp::with_config(config).await).await;
+    assert_eq!(doc["info"]["x-currency"], "JPY");
+    assert_eq!(doc["info"]["x-currency-digits"], 0);
+    let intro = doc["info"]["description"].as_str().unwrap();
+    assert!(intro.contains("(JPY, with 0 decimals: 12900 is written `¥12,900`)"), "{intro}");
+    assert!(!intro.contains("EUR"), "{intro}");
 }
 
 /// A request reaches a handler unless the router's own fallbacks answer it (their 404

@@ -20,6 +20,22 @@ fn png(width: u32, height: u32) -> Vec<u8> {
     out.into_inner()
 }
 
+/// A valid JPEG of a gradient (no metadata).
+fn jpeg(width: u32, height: u32) -> Vec<u8> {
+    let image = image::RgbImage::from_fn(width, height, |x, y| image::Rgb([(x % 251) as u8, (y % 241) as u8, 128]));
+    let mut out = Cursor::new(Vec::new());
+    image.write_to(&mut out, ImageFormat::Jpeg).unwrap();
+    out.into_inner()
+}
+
+/// A valid WebP of a gradient (the `image` crate writes it lossless).
+fn webp(width: u32, height: u32) -> Vec<u8> {
+    let image = image::RgbImage::from_fn(width, height, |x, y| image::Rgb([(x % 251) as u8, (y % 241) as u8, 128]));
+    let mut out = Cursor::new(Vec::new());
+    image.write_to(&mut out, ImageFormat::WebP).unwrap();
+    out.into_inner()
+}
+
 /// A JPEG whose EXIF says to turn it a quarter to the right to show it (as phones
 /// write a photo taken upright), and names a place that must never reach a visitor.
 fn jpeg_with_exif(width: u32, height: u32) -> Vec<u8> {
@@ -210,6 +226,10 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
     let pet = app.pet("Rex", app.category("Dogs").await, None).await;
     let mut truncated = png(300, 200);
     truncated.truncate(truncated.len() / 2);
+    let mut truncated_jpeg = jpeg(300, 200);
+    truncated_jpeg.truncate(truncated_jpeg.len() / 2);
+    let mut truncated_webp = webp(300, 200);
+    truncated_webp.truncate(truncated_webp.len() / 2);
     let cases: Vec<(Option<&str>, Vec<u8>, u16, &str, &str)> = vec![
         (Some("image/gif"), b"GIF89a".to_vec(), 415, "unsupported_media_type", "image/jpeg, image/png or image/webp"),
         (Some("application/octet-stream"), png(10, 10), 415, "unsupported_media_type", "octet-stream"),
@@ -222,6 +242,8 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
         (Some("image/png"), b"just some text".to_vec(), 422, "invalid_image", "not a PNG image"),
         (Some("image/png"), Vec::new(), 422, "invalid_image", "not a PNG image"),
         (Some("image/png"), truncated, 422, "invalid_image", "damaged"),
+        (Some("image/jpeg"), truncated_jpeg, 422, "invalid_image", "damaged"),
+        (Some("image/webp"), truncated_webp, 422, "invalid_image", "damaged"),
         // Decompression bombs: a few bytes claiming billions of pixels.
         (Some("image/png"), png_claiming(100_000, 100_000), 422, "invalid_image", "too large"),
         (Some("image/png"), png_claiming(30_000, 1), 422, "invalid_image", "too large"),
@@ -231,6 +253,7 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
     ];
     for (content_type, body, status, code, says) in cases {
         let reply = upload(&app, pet, content_type, body).await;
+        assert_eq!(reply.status.as_u16(), status, "{content_type:?} ({says:?}) → {}", reply.text);
         let message = reply.assert_error(status, code);
         assert!(message.contains(says), "{content_type:?} → {message:?} should say {says:?}");
     }
@@ -294,6 +317,12 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
         "/media/pets/x/0123456789abcdef-640.webp".to_owned(),
     ] {
         assert_eq!(fetch(&app, &url, None).await.0, StatusCode::NOT_FOUND, "{url}");
+    }
+
+    // Whole, the files cut above are taken: it is the cut that is refused.
+    for (content_type, body) in [("image/jpeg", jpeg(300, 200)), ("image/webp", webp(300, 200))] {
+        let reply = upload(&app, pet, Some(content_type), body).await;
+        assert_eq!(reply.status, StatusCode::OK, "{content_type}: {}", reply.text);
     }
 }
 

@@ -166,6 +166,9 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<(Pixels, Orientation)> {
         }
         Err(_) => return Err(invalid(format!("the body is not a {} image", name(format.image_format())))),
     }
+    if format == Format::Jpeg && !jpeg_is_whole(bytes) {
+        return Err(invalid("the image is damaged or incomplete: the JPEG ends before its last scan does"));
+    }
     let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format.image_format());
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
@@ -201,6 +204,19 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<(Pixels, Orientation)> {
         other => Pixels::Rgb(other.to_rgb8()),
     };
     Ok((pixels, orientation))
+}
+
+/// Whether a JPEG's last scan is followed by its end-of-image marker. `image` decodes
+/// JPEGs leniently and fills a cut-off picture's missing part with grey, so a truncated
+/// upload would be stored as a photo. The scan's data cannot hold a marker (its 0xFF
+/// bytes are stuffed), and a thumbnail in the EXIF block ends before the main scans
+/// start, so the last end-of-image marker must come after the last start-of-scan one.
+fn jpeg_is_whole(bytes: &[u8]) -> bool {
+    let last = |marker: u8| bytes.windows(2).rposition(|pair| pair == [0xFF, marker]);
+    match (last(0xDA), last(0xD9)) {
+        (Some(scan), Some(end)) => end > scan,
+        _ => false,
+    }
 }
 
 fn decoding_failed(err: image::ImageError) -> AppError {
