@@ -133,8 +133,9 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
     let reference = Arc::new(app::reference::ApiReference::build(&api::openapi::document(&state.config)));
     // What server functions and pages find with `use_context` (the 404 page included,
     // whose header asks who is signed in).
+    let services = state.services(reference);
     let provide = {
-        let services = state.services(reference);
+        let services = services.clone();
         let flash_cookie = app::server_fns::flash::FlashCookie { secure: state.config.is_https() };
         move || {
             if let Some(parts) = use_context::<axum::http::request::Parts>() {
@@ -156,7 +157,7 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
             move || app::shell(leptos_options.clone())
         })
         .layer(axum::middleware::from_fn_with_state(
-            pages::PageCache::new(state.db.clone(), state.config.is_https()),
+            pages::PageCache::new(services, state.config.is_https()),
             pages::serve_kept,
         ));
     // Each of the site's routes tells the metrics which it is (`ops::EveryRequest`

@@ -1,7 +1,7 @@
 //! The pages kept for anonymous visitors (`server::pages`): each answer has its own
 //! nonce, a write is seen at once, a write by another process within the catalog
-//! watcher's interval, and
-//! signed-in visitors get pages of their own.
+//! watcher's interval, and signed-in visitors get pages of their own: the kept page
+//! with their own header where only the header is theirs, else rendered for them.
 
 mod common;
 
@@ -9,6 +9,10 @@ use app::model::Role;
 use axum::body::Body;
 use axum::http::{Request, header};
 use common::TestApp;
+
+/// The page counters in `/metrics` are the process's: the tests of this file take
+/// turns, so that one's counts are its own.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn nonce_of(reply: &common::Reply) -> String {
     let csp = reply.header("content-security-policy").expect("a page has a CSP");
@@ -27,6 +31,7 @@ async fn page(app: &TestApp, path: &str, cookie: Option<&str>) -> common::Reply 
 
 #[tokio::test]
 async fn a_kept_page_carries_each_answers_own_nonce() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = TestApp::new().await;
     let dogs = app.category("Dogs").await;
     app.pet("Rex", dogs, None).await;
@@ -47,6 +52,7 @@ async fn a_kept_page_carries_each_answers_own_nonce() {
 
 #[tokio::test]
 async fn a_write_is_seen_by_the_next_page() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = TestApp::new().await;
     let dogs = app.category("Dogs").await;
     let rex = app.pet("Rex", dogs, None).await;
@@ -86,6 +92,7 @@ const SIGNED_IN_ADMIN: &str = r#"<span class="who-label">Signed in · </span>Adm
 
 #[tokio::test]
 async fn a_signed_in_visitor_gets_a_page_of_their_own() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = TestApp::new().await;
     let anonymous = page(&app, "/", None).await;
     assert!(anonymous.text.contains("Sign in"));
@@ -103,6 +110,7 @@ async fn a_signed_in_visitor_gets_a_page_of_their_own() {
 
 #[tokio::test]
 async fn a_page_that_is_not_a_200_is_not_kept() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = TestApp::new().await;
     let dogs = app.category("Dogs").await;
     let missing = app.send(Request::get("/pets/1").body(Body::empty()).unwrap()).await;
@@ -120,4 +128,54 @@ async fn a_page_that_is_not_a_200_is_not_kept() {
         sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (1, 0)").execute(pool).await.unwrap();
     });
     assert!(page(&app, "/pets/1", None).await.text.contains("Rex"));
+}
+
+/// How many pages were answered so (`petstore_pages_total{how}`), from `/metrics`:
+/// the recorder is the process's, so tests compare before and after.
+async fn pages_answered(app: &TestApp, how: &str) -> u64 {
+    let request = Request::get("/metrics")
+        .header(header::AUTHORIZATION, format!("Bearer {}", app.admin))
+        .body(Body::empty())
+        .unwrap();
+    let scraped = app.send(request).await;
+    let line = format!("petstore_pages_total{{how=\"{how}\"}} ");
+    scraped.text.lines().find_map(|l| l.strip_prefix(&line)).map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// The catalog and the categories page are the kept page with the visitor's own header
+/// island in place of the anonymous one, and that page is exactly the one rendered for
+/// them whole: compared with the page rendered for them at an address nothing is kept
+/// for (a parameter the page does not read), that address aside.
+#[tokio::test]
+async fn a_signed_in_visitor_gets_the_kept_page_with_their_own_header() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    app.pet("Rex", dogs, None).await;
+    let (_, admin) = app.session(Role::Admin).await;
+    let (_, customer) = app.session(Role::Customer).await;
+    for (path, query) in [("/", "?q=rex&status=available"), ("/categories", "")] {
+        for cookie in [&admin, &customer] {
+            let address = format!("{path}{query}");
+            let assembled_before = pages_answered(&app, "assembled").await;
+            let assembled = page(&app, &address, Some(cookie)).await;
+            assert_eq!(pages_answered(&app, "assembled").await, assembled_before + 1, "{address}: assembled");
+            let rendered_before = pages_answered(&app, "rendered").await;
+            let whole_address =
+                if query.is_empty() { format!("{path}?utm_source=x") } else { format!("{address}&utm_source=x") };
+            let whole = page(&app, &whole_address, Some(cookie)).await;
+            assert_eq!(pages_answered(&app, "rendered").await, rendered_before + 1, "{whole_address}: rendered");
+            let whole_text = whole
+                .text
+                .replace(&nonce_of(&whole), "N")
+                .replace(&whole_address.replace('&', "&amp;"), &address.replace('&', "&amp;"));
+            let whole_text = whole_text.replace(&whole_address, &address);
+            assert_eq!(assembled.text.replace(&nonce_of(&assembled), "N"), whole_text, "{address}");
+            assert!(assembled.text.contains("Sign out") && !assembled.text.contains(">Sign in<"), "{}", assembled.text);
+            assert_eq!(assembled.header("cache-control"), whole.header("cache-control"));
+        }
+    }
+    // Anonymous visitors still get the anonymous header from the same kept page.
+    let anonymous = page(&app, "/?q=rex&status=available", None).await;
+    assert!(anonymous.text.contains(">Sign in<") && !anonymous.text.contains("Sign out"));
 }

@@ -177,6 +177,19 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
     }
 }
 
+/// Where the header's account island begins in a page, as leptos writes it.
+pub const ACCOUNT_NAV_START: &str = "<leptos-island data-component=\"AccountNav_";
+
+/// The header's account island as a page draws it for `caller` on `path` (with its
+/// query): on the pages that show nobody's data but the visitor's name in the header,
+/// the one part that differs between visitors. The server keeps the rest of such a
+/// page and sends a signed-in visitor the kept page with this in its place
+/// (`server::pages`), instead of rendering the whole page for each of them.
+#[cfg(feature = "ssr")]
+pub fn account_nav_html(caller: Option<Caller>, path: String) -> String {
+    Owner::new().with(|| view! { <AccountNav caller path/> }.to_html())
+}
+
 /// The header's menu button on phones: its links fold away behind it once this runs
 /// (without JavaScript they stay in view, wrapped).
 #[island]
