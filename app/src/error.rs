@@ -205,7 +205,8 @@ impl AppError {
     #[cfg(feature = "ssr")]
     pub fn internal(context: &str, cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> AppError {
         let cause: Arc<dyn std::error::Error + Send + Sync> = Arc::from(cause.into());
-        tracing::error!(error = &*cause as &(dyn std::error::Error + 'static), "{context}");
+        let request = crate::request_id::current();
+        tracing::error!(request, error = &*cause as &(dyn std::error::Error + 'static), "{context}");
         AppError {
             cause: Some(cause),
             ..AppError::new(ErrorCode::InternalError, "the server failed to handle this request")

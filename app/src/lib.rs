@@ -10,6 +10,8 @@ pub mod ui;
 #[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
+pub mod request_id;
+#[cfg(feature = "ssr")]
 pub mod services;
 
 pub use ui::{App, shell};

@@ -240,7 +240,8 @@ async fn keep(response: Response, nonce: &str) -> Result<Arc<KeptPage>, Response
     let body = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(body) => body,
         Err(err) => {
-            tracing::error!(error = %err, "rendering a page");
+            let request = app::request_id::current();
+            tracing::error!(request, error = %err, "rendering a page");
             return Err(StatusCode::INTERNAL_SERVER_ERROR.into_response());
         }
     };

@@ -179,9 +179,12 @@ fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
         .collect();
     let answered = events
         .iter()
-        .find(|e| e["span"]["id"] == "find-me-7" && e["status"] == 200)
+        .find(|e| e["id"] == "find-me-7" && e["status"] == 200)
         .unwrap_or_else(|| panic!("no event for the request in {stderr}"));
-    assert_eq!(answered["span"]["path"], "/healthz");
+    assert_eq!(answered["path"], "/healthz");
+    assert_eq!(answered["method"], "GET");
+    assert_eq!(answered["target"], "petstore::request");
+    assert!(answered["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{answered}");
     assert!(events.iter().any(|e| e["message"] == "stopped"), "{stderr}");
 }
 

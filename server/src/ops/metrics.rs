@@ -58,6 +58,10 @@ fn describe() {
     );
     metrics::describe_counter!("petstore_rate_limited_total", "Requests refused with 429, by error code");
     metrics::describe_counter!("petstore_bans_total", "Temporary bans started");
+    metrics::describe_counter!(
+        "petstore_pages_total",
+        "Pages answered, by how (kept: the kept page; assembled: the kept page with a signed-in visitor's header; rendered: for this request)"
+    );
     metrics::describe_counter!("petstore_orders_placed_total", "Orders placed (idempotent replays not counted)");
     metrics::describe_counter!(
         "petstore_webhook_deliveries_total",

@@ -19,7 +19,7 @@ use app::services::sessions::SessionCookie;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::FutureExt;
@@ -28,7 +28,6 @@ use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceBuilder};
 use tower_http::compression::{Compression, CompressionBody};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::AppState;
 use security::Target;
@@ -58,19 +57,6 @@ pub fn wrap(app: impl crate::HttpService, config: &crate::Config) -> App {
         .map_response(|response: Response<_>| response.map(Body::new))
         // Outermost: the client's own id is kept, otherwise a new UUID.
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|request: &Request| {
-                    let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
-                })
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
-                // One line per request, when it is answered: no "started" or
-                // "end of stream" events (debug noise that still read the clock).
-                .on_request(())
-                .on_body_chunk(())
-                .on_eos(()),
-        )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer_fn(|inner| CompressWhenAccepted(Compression::new(inner)))
         // A second later than the body deadline, so a slow body is told apart (408)
@@ -152,6 +138,8 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
     fn call(&mut self, mut request: Request) -> Self::Future {
         let arrived = tokio::time::Instant::now();
         let method = request.method().clone();
+        // For the request's line in the log (`log_answer`).
+        let (id, uri) = (request.headers().get(&REQUEST_ID).cloned(), request.uri().clone());
         let target = Target::of(request.uri().path());
         // The API's route is known from the path (whether or not the request gets past
         // the guard to its router); the site's router tells its own
@@ -192,14 +180,14 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
                 match tokio::time::timeout(answer_within, answer).await {
                     Ok(response) => response,
                     Err(_) => {
-                        // Logged inside the request's span, which names its id and path.
-                        tracing::warn!("request timed out");
+                        let request = app::request_id::current();
+                        tracing::warn!(request, "request timed out");
                         AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again")
                             .into_response()
                     }
                 }
             };
-            let (mut response, site_route) = scope::within(arrived, answer).await;
+            let (mut response, site_route) = scope::within(arrived, id.clone(), answer).await;
             security::set_headers(target, nonce.as_ref(), personal, &mut response);
             if flashed
                 && security::is_html(response.headers())
@@ -213,10 +201,35 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
                 (None, None, Target::Asset { .. }) => "/pkg/{file}",
                 (None, None, _) => "unmatched",
             };
-            metrics::record(&method, route, response.status(), arrived.elapsed());
+            let took = arrived.elapsed();
+            metrics::record(&method, route, response.status(), took);
+            log_answer(id.as_ref(), &method, &uri, response.status(), took);
             Ok(response)
         })
     }
+}
+
+/// The request's line in the log, when it is answered: its id, method, path, status
+/// and how long the answer took. One event, with no span around the request: a span
+/// (formatted when opened, entered at every poll) cost more than the line itself.
+fn log_answer(
+    id: Option<&HeaderValue>,
+    method: &axum::http::Method,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    took: Duration,
+) {
+    let id = id.and_then(|id| id.to_str().ok()).unwrap_or("-");
+    let latency_ms = took.as_secs_f64() * 1000.0;
+    tracing::info!(
+        target: "petstore::request",
+        id,
+        method = method.as_str(),
+        path = uri.path(),
+        status = status.as_u16(),
+        latency_ms,
+        "answered"
+    );
 }
 
 /// What `EveryRequest` waits for: a refusal made at once, the application's answer, or

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::future::Future;
 
 use axum::extract::MatchedPath;
+use axum::http::HeaderValue;
 use tokio::time::Instant;
 
 struct RequestScope {
@@ -18,15 +19,19 @@ tokio::task_local! {
     static REQUEST: RequestScope;
 }
 
-/// Runs `answer` (the rest of the request's handling) with its scope.
-pub async fn within<F: Future>(arrived: Instant, answer: F) -> (F::Output, Option<MatchedPath>) {
+/// Runs `answer` (the rest of the request's handling) with its scope, and as the
+/// request `id`'s for the lines it logs (`app::request_id`).
+pub async fn within<F: Future>(
+    arrived: Instant,
+    id: Option<HeaderValue>,
+    answer: F,
+) -> (F::Output, Option<MatchedPath>) {
     let scope = RequestScope { arrived, route: RefCell::new(None) };
-    REQUEST
-        .scope(scope, async {
-            let output = answer.await;
-            (output, REQUEST.with(|scope| scope.route.take()))
-        })
-        .await
+    let answer = REQUEST.scope(scope, async {
+        let output = answer.await;
+        (output, REQUEST.with(|scope| scope.route.take()))
+    });
+    app::request_id::within(id, answer).await
 }
 
 /// When the request arrived (now, outside a request's scope).

@@ -1,0 +1,23 @@
+//! The id of the request being answered (its `X-Request-Id`), for the lines logged
+//! while answering it: the server sets it around each request (`server::ops::scope`)
+//! and an internal error's line names it, as the request's own line does. A task-local
+//! rather than a tracing span: a span per request cost the pet read a tenth of its
+//! throughput (docs/PERFORMANCE.md, "What the request log costs").
+
+use std::future::Future;
+
+use axum::http::HeaderValue;
+
+tokio::task_local! {
+    static CURRENT: Option<HeaderValue>;
+}
+
+/// Runs `answer` as the request `id`'s.
+pub async fn within<F: Future>(id: Option<HeaderValue>, answer: F) -> F::Output {
+    CURRENT.scope(id, answer).await
+}
+
+/// The id of the request this task answers, if any (and printable).
+pub fn current() -> Option<String> {
+    CURRENT.try_with(|id| id.as_ref().and_then(|id| id.to_str().ok()).map(str::to_owned)).ok().flatten()
+}
