@@ -99,8 +99,8 @@ async fn main() -> anyhow::Result<()> {
 ///
 /// The thread writes the lines queued meanwhile as one `write` and flushes whenever the
 /// queue is empty, so a quiet server's line is out at once. Unbuffered, it made a system
-/// call per line: 16 % of a pet read's throughput, against 2 to 4 % now
-/// (docs/PERFORMANCE.md, "What the request log costs").
+/// call per line, a large part of what the log cost (docs/PERFORMANCE.md, "What the
+/// request log costs").
 fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
     let (writer, guard) =
         tracing_appender::non_blocking(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
