@@ -69,21 +69,31 @@ END $$;
 CREATE TRIGGER pets_tallied_change AFTER UPDATE OF category_id, status ON pets
     FOR EACH ROW EXECUTE FUNCTION pets_tallied_change();
 
--- A stock row's units, under its pet's status (none when the pet is already gone).
-CREATE FUNCTION inventory_tallied() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A stock row's units, under its pet's status (none when the pet is already gone): a
+-- trigger for each kind of change, each one statement, and an update only when the
+-- quantity moved (an order's is the hot path).
+CREATE FUNCTION inventory_tallied_in() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        UPDATE status_stock SET units = units - OLD.quantity
-        WHERE status = (SELECT status FROM pets WHERE id = OLD.pet_id);
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        UPDATE status_stock SET units = units + NEW.quantity
-        WHERE status = (SELECT status FROM pets WHERE id = NEW.pet_id);
-    END IF;
+    UPDATE status_stock SET units = units + NEW.quantity WHERE status = (SELECT status FROM pets WHERE id = NEW.pet_id);
     RETURN NULL;
 END $$;
-CREATE TRIGGER inventory_tallied AFTER INSERT OR UPDATE OF quantity OR DELETE ON inventory
-    FOR EACH ROW EXECUTE FUNCTION inventory_tallied();
+CREATE TRIGGER inventory_tallied_in AFTER INSERT ON inventory FOR EACH ROW EXECUTE FUNCTION inventory_tallied_in();
+
+CREATE FUNCTION inventory_tallied_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE status_stock SET units = units + NEW.quantity - OLD.quantity
+    WHERE status = (SELECT status FROM pets WHERE id = NEW.pet_id);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER inventory_tallied_change AFTER UPDATE OF quantity ON inventory
+    FOR EACH ROW WHEN (NEW.quantity IS DISTINCT FROM OLD.quantity) EXECUTE FUNCTION inventory_tallied_change();
+
+CREATE FUNCTION inventory_tallied_out() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE status_stock SET units = units - OLD.quantity WHERE status = (SELECT status FROM pets WHERE id = OLD.pet_id);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER inventory_tallied_out AFTER DELETE ON inventory FOR EACH ROW EXECUTE FUNCTION inventory_tallied_out();
 
 CREATE FUNCTION orders_tallied() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
