@@ -832,7 +832,7 @@ async fn main() {
     let wrk_figures = || -> Option<[Wrk; 5]> {
         Some([external[0].1?, external[1].1?, external[2].1?, external[3].1?, external[4].1?])
     };
-    let by_wrk = |test: &dyn Fn([Wrk; 4]) -> bool| wrk_figures().map(test);
+    let by_wrk = |test: &dyn Fn([Wrk; 5]) -> bool| wrk_figures().map(test);
     let budgets: Vec<(&str, Option<bool>)> = vec![
         (
             "GET /pets/{petId} ≥ 50 % of the ceiling's req/s",
