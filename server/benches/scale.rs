@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::external::rss_mib;
 use serde_json::json;
 use sqlx::ConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
@@ -362,44 +365,10 @@ fn page_by_links(addr: &str, key: &str, first: &str, hops: usize) -> String {
     path
 }
 
-/// `wrk -t1 -c1 -d<seconds>s --latency` against `url`.
+/// `wrk -t1 -c1 -d<seconds>s --latency` against `url`: one client alone with the store.
 fn wrk(url: &str, header: Option<&str>, seconds: u64) -> Option<Figures> {
-    let mut command = Command::new("wrk");
-    command.args(["-t1", "-c1", &format!("-d{seconds}s"), "--latency"]);
-    if let Some(header) = header {
-        command.args(["-H", header]);
-    }
-    let out = command.arg(url).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let field = |prefix: &str| text.lines().find_map(|l| l.trim().strip_prefix(prefix).map(|r| r.trim().to_owned()));
-    let ms = |raw: String| -> Option<f64> {
-        let (number, unit) = raw.split_at(raw.find(|c: char| c.is_ascii_alphabetic())?);
-        let number: f64 = number.parse().ok()?;
-        Some(match unit {
-            "us" => number / 1000.0,
-            "ms" => number,
-            "s" => number * 1000.0,
-            _ => return None,
-        })
-    };
+    let measured = common::external::wrk(1, 1, seconds, header, url)?;
     // A row whose answers are not 2xx would measure an error page.
-    if text.contains("Non-2xx") {
-        panic!("wrk saw answers other than 2xx at {url}: {text}");
-    }
-    Some(Figures {
-        first_ms: 0.0,
-        per_second: field("Requests/sec:")?.parse().ok()?,
-        p50_ms: ms(field("50%")?)?,
-        p99_ms: ms(field("99%")?)?,
-    })
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
+    assert!(!measured.errors, "wrk saw answers other than 2xx at {url}");
+    Some(Figures { first_ms: 0.0, per_second: measured.per_second, p50_ms: measured.p50_ms, p99_ms: measured.p99_ms })
 }

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use common::external::{Wrk, rss_mib};
 use common::{Outcome, Sample};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -184,16 +185,6 @@ impl Drop for Server {
             let _ = self.child.wait();
         }
     }
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
 }
 
 /// CPU time the process has used so far (user and system, every thread), seconds.
@@ -659,7 +650,7 @@ async fn main() {
     let pet_url = format!("{base}/api/v1/pets/{sample}");
     let logged_pet_url = format!("http://{}/api/v1/pets/{sample}", logged.addr);
     let quiet_pet_url = format!("http://{}/api/v1/pets/{sample}", quiet.addr);
-    let turns = Wrk::in_turns(
+    let turns = wrk_in_turns(
         &[
             (&ceiling_url_for_wrk, None),
             (&pet_url, Some(&key)),
@@ -676,11 +667,8 @@ async fn main() {
         ("GET /api/v1/pets/{petId}", turns[1]),
         ("GET /api/v1/pets/{petId}, fresh server, log on", turns[2]),
         ("GET /api/v1/pets/{petId}, fresh server, log off", turns[3]),
-        (
-            "GET /api/v1/pets?limit=20",
-            Wrk::run(&format!("{base}/api/v1/pets?limit=20"), Some(&key), connections, seconds),
-        ),
-        ("SSR catalog page /", Wrk::run(&format!("{base}/"), None, connections, seconds)),
+        ("GET /api/v1/pets?limit=20", wrk(&format!("{base}/api/v1/pets?limit=20"), Some(&key), connections, seconds)),
+        ("SSR catalog page /", wrk(&format!("{base}/"), None, connections, seconds)),
     ];
     let startup = server.startup;
     server.stop();
@@ -989,63 +977,33 @@ fn server_log() -> Stdio {
     Stdio::from(file)
 }
 
-/// How many rounds `Wrk::in_turns` measures each target.
+/// How many rounds `wrk_in_turns` measures each target.
 const WRK_TURNS: usize = 3;
 
-/// One row as wrk measures it.
-#[derive(Clone, Copy)]
-struct Wrk {
-    per_second: f64,
-    p50_ms: f64,
-    p99_ms: f64,
+/// The `targets` measured by wrk in turns, `WRK_TURNS` rounds of `seconds` each: the
+/// requests per second, p50 and p99 each the mean of its rounds.
+fn wrk_in_turns(targets: &[(&str, Option<&str>)], connections: usize, seconds: u64) -> Vec<Option<Wrk>> {
+    let mut rounds: Vec<Vec<Wrk>> = vec![Vec::new(); targets.len()];
+    for _ in 0..WRK_TURNS {
+        for ((url, key), measured) in targets.iter().zip(&mut rounds) {
+            measured.extend(wrk(url, *key, connections, seconds));
+        }
+    }
+    rounds
+        .into_iter()
+        .map(|measured| {
+            let n = measured.len() as f64;
+            (measured.len() == WRK_TURNS).then(|| Wrk {
+                per_second: measured.iter().map(|w| w.per_second).sum::<f64>() / n,
+                p50_ms: measured.iter().map(|w| w.p50_ms).sum::<f64>() / n,
+                p99_ms: measured.iter().map(|w| w.p99_ms).sum::<f64>() / n,
+                errors: measured.iter().any(|w| w.errors),
+            })
+        })
+        .collect()
 }
 
-impl Wrk {
-    /// The `targets` measured in turns, `WRK_TURNS` rounds of `seconds` each: the
-    /// requests per second summed over the rounds, p50 and p99 their rounds' mean.
-    fn in_turns(targets: &[(&str, Option<&str>)], connections: usize, seconds: u64) -> Vec<Option<Wrk>> {
-        let mut rounds: Vec<Vec<Wrk>> = vec![Vec::new(); targets.len()];
-        for _ in 0..WRK_TURNS {
-            for ((url, key), measured) in targets.iter().zip(&mut rounds) {
-                measured.extend(Wrk::run(url, *key, connections, seconds));
-            }
-        }
-        rounds
-            .into_iter()
-            .map(|measured| {
-                let n = measured.len() as f64;
-                (measured.len() == WRK_TURNS).then(|| Wrk {
-                    per_second: measured.iter().map(|w| w.per_second).sum::<f64>() / n,
-                    p50_ms: measured.iter().map(|w| w.p50_ms).sum::<f64>() / n,
-                    p99_ms: measured.iter().map(|w| w.p99_ms).sum::<f64>() / n,
-                })
-            })
-            .collect()
-    }
-
-    /// `wrk -t2 -c<connections> -d<seconds>s --latency` against `url`; `None` when wrk
-    /// is missing or said nothing readable.
-    fn run(url: &str, key: Option<&str>, connections: usize, seconds: u64) -> Option<Wrk> {
-        let mut command = Command::new("wrk");
-        command.args(["-t2", &format!("-c{connections}"), &format!("-d{seconds}s"), "--latency"]);
-        if let Some(key) = key {
-            command.args(["-H", &format!("x-api-key: {key}")]);
-        }
-        let out = command.arg(url).output().ok()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let field =
-            |prefix: &str| text.lines().find_map(|l| l.trim().strip_prefix(prefix).map(|r| r.trim().to_owned()));
-        let per_second = field("Requests/sec:")?.parse().ok()?;
-        let ms = |raw: String| -> Option<f64> {
-            let (number, unit) = raw.split_at(raw.find(|c: char| c.is_ascii_alphabetic())?);
-            let number: f64 = number.parse().ok()?;
-            Some(match unit {
-                "us" => number / 1000.0,
-                "ms" => number,
-                "s" => number * 1000.0,
-                _ => return None,
-            })
-        };
-        Some(Wrk { per_second, p50_ms: ms(field("50%")?)?, p99_ms: ms(field("99%")?)? })
-    }
+/// `wrk -t2 -c<connections> -d<seconds>s --latency` against `url`, with `key`.
+fn wrk(url: &str, key: Option<&str>, connections: usize, seconds: u64) -> Option<Wrk> {
+    common::external::wrk(2, connections, seconds, key.map(|key| format!("x-api-key: {key}")).as_deref(), url)
 }

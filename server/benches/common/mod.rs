@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod external;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
