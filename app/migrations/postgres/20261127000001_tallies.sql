@@ -4,29 +4,42 @@
 -- the transaction of each write, whoever writes, and filled here from the rows already
 -- there. The same tables and rules as SQLite's migration of the same name.
 
+-- No write may fall between the totals' fill and their triggers (another server still
+-- running the previous release, say): the tables they count are held until COMMIT.
+LOCK TABLE pets, inventory, orders IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE category_pets (
     category_id BIGINT PRIMARY KEY REFERENCES categories (id) ON DELETE CASCADE,
     pets        BIGINT NOT NULL
 );
-INSERT INTO category_pets (category_id, pets) SELECT category_id, COUNT(*) FROM pets GROUP BY category_id;
 
 CREATE TABLE status_stock (
     status TEXT   PRIMARY KEY CHECK (status IN ('available', 'pending', 'sold')),
     pets   BIGINT NOT NULL,
     units  BIGINT NOT NULL
 );
-INSERT INTO status_stock (status, pets, units)
-SELECT s.status,
-       (SELECT COUNT(*) FROM pets p WHERE p.status = s.status),
-       (SELECT COALESCE(SUM(i.quantity), 0) FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.status = s.status)
-FROM (VALUES ('available'), ('pending'), ('sold')) AS s (status);
+INSERT INTO status_stock (status, pets, units) VALUES ('available', 0, 0), ('pending', 0, 0), ('sold', 0, 0);
 
 -- Hours since the epoch (created_at / 3600): orders placed in it, cancelled ones included.
 CREATE TABLE order_hours (
     hour   BIGINT PRIMARY KEY,
     placed BIGINT NOT NULL
 );
-INSERT INTO order_hours (hour, placed) SELECT created_at / 3600, COUNT(*) FROM orders GROUP BY created_at / 3600;
+
+-- The totals counted again from the rows: here, and by `server migrate-data`, which
+-- copies with the triggers below turned off (row by row, in one transaction, they
+-- would update the same three rows a million times).
+CREATE FUNCTION refill_tallies() RETURNS void LANGUAGE sql AS $$
+    DELETE FROM category_pets;
+    INSERT INTO category_pets (category_id, pets) SELECT category_id, COUNT(*) FROM pets GROUP BY category_id;
+    UPDATE status_stock s
+    SET pets = (SELECT COUNT(*) FROM pets p WHERE p.status = s.status),
+        units = (SELECT COALESCE(SUM(i.quantity), 0) FROM pets p JOIN inventory i ON i.pet_id = p.id
+                 WHERE p.status = s.status);
+    DELETE FROM order_hours;
+    INSERT INTO order_hours (hour, placed) SELECT created_at / 3600, COUNT(*) FROM orders GROUP BY created_at / 3600;
+$$;
+SELECT refill_tallies();
 
 -- Inserted pets: one more in their category and status.
 CREATE FUNCTION pets_tallied_in() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -173,6 +173,9 @@ pub fn tables() -> impl Iterator<Item = (&'static str, Vec<&'static str>)> {
     TABLES.iter().map(|(table, columns, _)| (*table, columns.iter().map(|(name, _)| *name).collect()))
 }
 
+/// The tables whose rows the running totals count (migration `…_tallies.sql`).
+const COUNTED: [&str; 3] = ["pets", "inventory", "orders"];
+
 /// Rows read from SQLite and written to PostgreSQL at a time.
 const BATCH: i64 = 1_000;
 /// The same for photos, each up to a few hundred KB.
@@ -197,6 +200,12 @@ pub async fn sqlite_to_postgres(from: &Db, to: &Db) -> Result<Copied, CopyError>
         if rows > 0 {
             return Err(CopyError::NotEmpty { table, rows });
         }
+    }
+    // The running totals' triggers (and the catalog version's) are off while rows come
+    // in by the thousand; the totals are counted once at the end (`refill_tallies`).
+    for table in COUNTED {
+        let sql = format!("ALTER TABLE {table} DISABLE TRIGGER USER");
+        sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut *writer).await?;
     }
     let mut copied = Copied::new();
     for &(table, columns, id) in TABLES {
@@ -264,6 +273,12 @@ pub async fn sqlite_to_postgres(from: &Db, to: &Db) -> Result<Copied, CopyError>
             sqlx::query(sqlx::AssertSqlSafe(sql)).bind(next).execute(&mut *writer).await?;
         }
         copied.push((table, count));
+    }
+    sqlx::query("SELECT refill_tallies()").execute(&mut *writer).await?;
+    sqlx::query("UPDATE catalog_version SET version = version + 1").execute(&mut *writer).await?;
+    for table in COUNTED {
+        let sql = format!("ALTER TABLE {table} ENABLE TRIGGER USER");
+        sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut *writer).await?;
     }
     // How far webhook deliveries were made out (a one-row table the target's migration
     // made too): carried over, so that no event is sent again.
