@@ -206,16 +206,74 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<(Pixels, Orientation)> {
     Ok((pixels, orientation))
 }
 
-/// Whether a JPEG's last scan is followed by its end-of-image marker. `image` decodes
-/// JPEGs leniently and fills a cut-off picture's missing part with grey, so a truncated
-/// upload would be stored as a photo. The scan's data cannot hold a marker (its 0xFF
-/// bytes are stuffed), and a thumbnail in the EXIF block ends before the main scans
-/// start, so the last end-of-image marker must come after the last start-of-scan one.
+/// Whether a JPEG reaches its end-of-image marker. `image` decodes JPEGs leniently and
+/// fills a cut-off picture's missing part with grey, so a truncated upload would be
+/// stored as a photo. Walks the file's segments from the start (an EXIF thumbnail is
+/// inside one) and each scan's data up to the marker after it (the data's 0xFF bytes
+/// are stuffed or restart markers), so whatever follows the end (a phone's motion-photo
+/// video) is never read.
 fn jpeg_is_whole(bytes: &[u8]) -> bool {
-    let last = |marker: u8| bytes.windows(2).rposition(|pair| pair == [0xFF, marker]);
-    match (last(0xDA), last(0xD9)) {
-        (Some(scan), Some(end)) => end > scan,
-        _ => false,
+    if !bytes.starts_with(&[0xFF, 0xD8]) {
+        return false;
+    }
+    let mut at = 2;
+    while let Some(&[0xFF, marker]) = bytes.get(at..at + 2) {
+        match marker {
+            0xD9 => return true,
+            // Fill bytes before a marker, and markers without a length.
+            0xFF => at += 1,
+            0x01 | 0xD0..=0xD7 => at += 2,
+            _ => {
+                let Some(&[high, low]) = bytes.get(at + 2..at + 4) else { return false };
+                at += 2 + usize::from(u16::from_be_bytes([high, low]));
+                if marker == 0xDA {
+                    // The scan's data, to the next marker.
+                    loop {
+                        match bytes.get(at..at + 2) {
+                            None => return false,
+                            Some(&[0xFF, 0x00 | 0xD0..=0xD7]) => at += 2,
+                            Some(&[0xFF, _]) => break,
+                            Some(_) => at += 1,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod whole_jpeg_tests {
+    use super::jpeg_is_whole;
+
+    /// A JPEG as the segments go: start, an APP1 holding a whole thumbnail (its own
+    /// markers), a scan whose data holds stuffed and restart bytes, the end.
+    fn jpeg() -> Vec<u8> {
+        let thumbnail = [0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 0x11, 0xFF, 0xD9];
+        let mut app1 = vec![0xFF, 0xE1];
+        app1.extend_from_slice(&u16::try_from(thumbnail.len() + 2).unwrap().to_be_bytes());
+        app1.extend_from_slice(&thumbnail);
+        let mut bytes = vec![0xFF, 0xD8];
+        bytes.extend_from_slice(&app1);
+        bytes.extend_from_slice(&[0xFF, 0xDA, 0x00, 0x03, 0x01, 0x12, 0xFF, 0x00, 0x34, 0xFF, 0xD3, 0x56]);
+        bytes.extend_from_slice(&[0xFF, 0xD9]);
+        bytes
+    }
+
+    #[test]
+    fn a_jpeg_is_whole_when_its_segments_reach_the_end_marker() {
+        let whole = jpeg();
+        assert!(jpeg_is_whole(&whole));
+        // A video appended after the end (a motion photo) holding marker-like bytes.
+        let mut motion = whole.clone();
+        motion.extend_from_slice(&[0x00, 0xFF, 0xDA, 0x00, 0x04, 0xFF, 0xD8, 0x99]);
+        assert!(jpeg_is_whole(&motion));
+        // Cut anywhere before its end marker, including right after the thumbnail's.
+        for cut in 2..whole.len() - 1 {
+            assert!(!jpeg_is_whole(&whole[..cut]), "cut at {cut}");
+        }
+        assert!(!jpeg_is_whole(b"not a jpeg"));
     }
 }
 
