@@ -125,13 +125,13 @@ fn count(how: &'static str) {
 pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: Next) -> Response {
     let nonce = request.extensions().get::<Nonce>().cloned();
     let nonce = match nonce {
-        Some(nonce)
-            if !nonce.is_empty() && request.method() == Method::GET && !cache.flash_cookie.is_in(request.headers()) =>
-        {
-            nonce
-        }
-        _ => return rendered(next, request).await,
+        Some(nonce) if !nonce.is_empty() && request.method() == Method::GET => nonce,
+        // The server functions' routes pass here too: not pages.
+        _ => return next.run(request).await,
     };
+    if cache.flash_cookie.is_in(request.headers()) {
+        return rendered(next, request).await;
+    }
     let token = cache.services.session_cookie.token_in_headers(request.headers()).map(str::to_owned);
     let signed_in = match token {
         None => None,
@@ -175,7 +175,7 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
     match keep(next.clone().run(anonymous).await, &nonce).await {
         Ok(page) if account.is_none() || page.joints.contains(&Joint::Account) => {
             cache.pages.insert(key, (generation, page.clone())).await;
-            count(how);
+            count("rendered");
             page.response(&nonce, account.as_deref())
         }
         // A page without the island to put theirs in: theirs, rendered.
