@@ -1,8 +1,8 @@
 //! The id of the request being answered (its `X-Request-Id`), for the lines logged
 //! while answering it: the server sets it around each request (`server::ops::scope`)
 //! and an internal error's line names it, as the request's own line does. A task-local
-//! rather than a tracing span: a span per request cost the pet read a tenth of its
-//! throughput (docs/PERFORMANCE.md, "What the request log costs").
+//! rather than a tracing span: a span per request was most of what the request log
+//! cost (docs/PERFORMANCE.md, "What the request log costs").
 
 use std::future::Future;
 
