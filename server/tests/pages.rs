@@ -190,3 +190,33 @@ async fn a_signed_in_visitor_gets_the_kept_page_with_their_own_header() {
     let anonymous = page(&app, "/?q=rex&status=available", None).await;
     assert!(anonymous.text.contains(">Sign in<") && !anonymous.text.contains("Sign out"));
 }
+
+#[tokio::test]
+async fn a_page_whose_data_was_refused_is_not_kept_for_everyone() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let app =
+        TestApp::with_config(server::config::Config { ban_after: 1, ban_minutes: 10, ..Default::default() }).await;
+    let dogs = app.category("Dogs").await;
+    app.pet("Rex", dogs, None).await;
+    // One address is banned (anonymous requests over its limit, then one more)…
+    let banned = std::net::SocketAddr::from(([203, 0, 113, 7], 40000));
+    let from = |address, path: &str| {
+        let mut request = Request::get(path).body(Body::empty()).unwrap();
+        request.extensions_mut().insert(axum::extract::ConnectInfo::<std::net::SocketAddr>(address));
+        request
+    };
+    let mut refused = 0;
+    for _ in 0..70 {
+        if app.send(from(banned, "/api/v1/openapi.json")).await.status == 429 {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "the address was refused");
+    // …and asks for the catalog first: its page says so, and not with a 200.
+    let theirs = app.send(from(banned, "/")).await;
+    assert_eq!(theirs.status, 429, "{}", theirs.text);
+    assert!(theirs.text.contains("notice-error"), "{}", theirs.text);
+    // Everyone else gets the catalog, not the banned visitor's page.
+    let others = page(&app, "/", None).await;
+    assert!(others.text.contains("Rex") && !others.text.contains("notice-error"), "{}", others.text);
+}

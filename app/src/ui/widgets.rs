@@ -41,9 +41,12 @@ pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl I
     }
 }
 
-/// An error, in the store's words (`messages`).
+/// An error, in the store's words (`messages`). Drawn on the server, the page is
+/// answered with the error's status: a page whose data failed is not a 200 (so the
+/// page cache never keeps one visitor's ban or a passing fault for everyone).
 #[component]
 pub fn ErrorNotice(error: AppError) -> impl IntoView {
+    set_status(error.status);
     view! { <div class="notice notice-error" role="alert">{super::messages::sentence(&error)}</div> }
 }
 
