@@ -92,18 +92,10 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// Logs go to standard error (stdout carries only what scripts read: keys, the address),
-/// written by a thread of their own: a request only queues its line. When the queue is
-/// full (standard error slower than the lines come) a line is dropped rather than a
-/// request kept waiting, and a line that cannot be written (a log file on a full disk)
-/// is lost, never the request's answer.
-///
-/// The thread writes the lines queued meanwhile as one `write` and flushes whenever the
-/// queue is empty, so a quiet server's line is out at once. Unbuffered, it made a system
-/// call per line, a large part of what the log cost (docs/PERFORMANCE.md, "What the
-/// request log costs").
-fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
-    let (writer, guard) =
-        tracing_appender::non_blocking(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
+/// written by a thread of their own (`server::ops::log_writer`): a request only appends
+/// its line to a buffer, and never waits for standard error.
+fn init_logging(format: LogFormat) -> server::ops::log_writer::FlushOnDrop {
+    let (writer, guard) = server::ops::log_writer::spawn(std::io::stderr());
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     // Not the formatter's own report of a failed write: it goes to standard error with
     // `eprintln!`, which panics when that fails too.
