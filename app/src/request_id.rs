@@ -3,6 +3,10 @@
 //! and an internal error's line names it, as the request's own line does. A task-local
 //! rather than a tracing span: a span per request was most of what the request log
 //! cost (docs/PERFORMANCE.md, "What the request log costs").
+//!
+//! A task-local stays with its task: work a request hands to another task carries the
+//! id over with `carried` (the write queue's jobs, and what Leptos spawns while
+//! rendering a page: `server::ops::scope::RequestExecutor`).
 
 use std::future::Future;
 
@@ -15,6 +19,17 @@ tokio::task_local! {
 /// Runs `answer` as the request `id`'s.
 pub async fn within<F: Future>(id: Option<HeaderValue>, answer: F) -> F::Output {
     CURRENT.scope(id, answer).await
+}
+
+/// `work`, to run on another task as this task's request (if it answers one): the id
+/// is taken now, on this task.
+pub fn carried<F: Future>(work: F) -> impl Future<Output = F::Output> {
+    within(id(), work)
+}
+
+/// The id of the request this task answers, as it came.
+pub fn id() -> Option<HeaderValue> {
+    CURRENT.try_with(Clone::clone).ok().flatten()
 }
 
 /// The id of the request this task answers, if any (and printable).

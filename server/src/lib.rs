@@ -129,6 +129,7 @@ impl AppState {
 /// The whole application: REST API, server functions, pages, static assets and the
 /// operator's endpoints, inside the layers of `ops::wrap`.
 pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
+    ops::scope::init_executor();
     let routes = route_list();
     let reference = Arc::new(app::reference::ApiReference::build(&api::openapi::document(&state.config)));
     // What server functions and pages find with `use_context` (the 404 page included,

@@ -233,3 +233,88 @@ async fn migrate_data_moves_a_store_to_an_empty_postgres_database_once() {
     let (ok, _, stderr) = run(&sqlite, &["migrate-data", "--from", &postgres, "--to", &sqlite]);
     assert!(!ok && stderr.contains("--from a sqlite:// store --to a postgres://"), "{stderr}");
 }
+
+/// A request over HTTP/1.1 on a connection of its own: the status and the body.
+fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    let body = body.unwrap_or("");
+    request.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default())
+}
+
+/// An internal error's line names the request it failed, though the failing work ran
+/// on the write queue's task: an order replayed from an idempotency record that has
+/// been damaged (as by a hand edit) is a 500, and its line says which request.
+#[test]
+fn an_internal_errors_line_names_its_request_from_the_write_queue_too() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("errors.db");
+    let db = format!("sqlite://{}", path.display());
+    let (ok, key, stderr) = run(&db, &["keys", "create", "--name", "staff", "--role", "admin", "--plan", "pro"]);
+    assert!(ok, "{stderr}");
+    let key = key.trim().to_owned();
+    let mut child = server(&db)
+        .args(["--log-format", "json", "--addr", "127.0.0.1:0", "--demo-data", "false"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let addr = stdout
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("Pet Store is running at http://").map(|r| r.split('/').next().unwrap().to_owned())
+        })
+        .expect("the address line");
+    let json = |body: &str| serde_json::from_str::<serde_json::Value>(body).unwrap();
+    let keyed = [("X-API-Key", key.as_str())];
+    let (status, category) = http(&addr, "POST", "/api/v1/categories", &keyed, Some(r#"{"name":"Dogs"}"#));
+    assert_eq!(status, 201, "{category}");
+    let pet = format!(r#"{{"name":"Rex","categoryId":{}}}"#, json(&category)["id"]);
+    let (status, pet) = http(&addr, "POST", "/api/v1/pets", &keyed, Some(&pet));
+    assert_eq!(status, 201, "{pet}");
+    let pet_id = json(&pet)["id"].as_i64().unwrap();
+    let stock = http(&addr, "PUT", &format!("/api/v1/store/inventory/{pet_id}"), &keyed, Some(r#"{"quantity":5}"#));
+    assert_eq!(stock.0, 200, "{}", stock.1);
+    let order = format!(r#"{{"petId":{pet_id},"quantity":1}}"#);
+    let once = [("X-API-Key", key.as_str()), ("Idempotency-Key", "order-1")];
+    let (status, placed) = http(&addr, "POST", "/api/v1/store/orders", &once, Some(&order));
+    assert_eq!(status, 201, "{placed}");
+
+    // The recorded answer is damaged behind the server's back.
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+        let damaged = sqlx::query("UPDATE idempotency_records SET body = 'not an order'").execute(&pool).await.unwrap();
+        assert_eq!(damaged.rows_affected(), 1);
+        pool.close().await;
+    });
+    let again = [("X-API-Key", key.as_str()), ("Idempotency-Key", "order-1"), ("X-Request-Id", "find-me-500")];
+    let (status, refused) = http(&addr, "POST", "/api/v1/store/orders", &again, Some(&order));
+    assert_eq!(status, 500, "{refused}");
+    assert!(!refused.contains("not an order"), "the cause stays in the log: {refused}");
+
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(child.wait().unwrap().success(), "{stderr}");
+    let events: Vec<serde_json::Value> = stderr.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+    let failed = events
+        .iter()
+        .find(|e| e["level"] == "ERROR" && e["message"] == "idempotency replay")
+        .unwrap_or_else(|| panic!("no line for the internal error in {stderr}"));
+    assert_eq!(failed["request"], "find-me-500", "{failed}");
+    assert!(events.iter().any(|e| e["id"] == "find-me-500" && e["status"] == 500), "{stderr}");
+}

@@ -61,12 +61,15 @@ impl Db {
         F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel::<AppResult<T>>();
+        // Lines the write logs name the request it was queued for (taken here, on the
+        // request's task; the job runs on the queue's).
+        let request = crate::request_id::id();
         let job: Job = Box::new(move |conn| {
             Box::pin(async move {
                 if reply.is_closed() {
                     return Ran { answer: Box::new(|_| ()), intact: true };
                 }
-                let (outcome, intact) = in_savepoint(conn, work).await;
+                let (outcome, intact) = crate::request_id::within(request, in_savepoint(conn, work)).await;
                 Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), intact }
             })
         });

@@ -43,3 +43,44 @@ pub fn arrived() -> Instant {
 pub fn note_route(route: MatchedPath) {
     let _ = REQUEST.try_with(|scope| *scope.route.borrow_mut() = Some(route));
 }
+
+/// Leptos's executor: tokio's, as `leptos_axum` would set, but a task spawned while
+/// answering a request (a page's data, say) answers it too, so the lines it logs name
+/// the request (`app::request_id::carried`).
+struct RequestExecutor;
+
+impl any_spawner::CustomExecutor for RequestExecutor {
+    fn spawn(&self, work: any_spawner::PinnedFuture<()>) {
+        tokio::spawn(app::request_id::carried(work));
+    }
+
+    fn spawn_local(&self, work: any_spawner::PinnedLocalFuture<()>) {
+        tokio::task::spawn_local(app::request_id::carried(work));
+    }
+
+    fn poll_local(&self) {}
+}
+
+/// Sets `RequestExecutor` as Leptos's executor, before Leptos sets its own (the first
+/// call wins; later ones, and Leptos's, change nothing).
+pub fn init_executor() {
+    let _ = any_spawner::Executor::init_custom_executor(RequestExecutor);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn what_leptos_spawns_for_a_request_is_that_requests() {
+        init_executor();
+        let (told, heard) = tokio::sync::oneshot::channel();
+        within(Instant::now(), Some(HeaderValue::from_static("find-me-3")), async move {
+            any_spawner::Executor::spawn(async move {
+                let _ = told.send(app::request_id::current());
+            });
+        })
+        .await;
+        assert_eq!(heard.await.unwrap().as_deref(), Some("find-me-3"));
+    }
+}
