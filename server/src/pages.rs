@@ -233,7 +233,13 @@ async fn keep(response: Response, nonce: &str) -> Result<Arc<KeptPage>, Response
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("text/html"));
     // (The server functions' routes pass here too: never kept, being POSTs and JSON.)
-    if response.status() != StatusCode::OK || !html || response.headers().contains_key(header::SET_COOKIE) {
+    // A page drawn without part of its data says `no-store` (`ui::widgets::keep_out_of_caches`).
+    let no_store = response
+        .headers()
+        .get(header::CACHE_CONTROL)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.contains("no-store"));
+    if response.status() != StatusCode::OK || !html || no_store || response.headers().contains_key(header::SET_COOKIE) {
         return Err(response);
     }
     let (parts, body) = response.into_parts();
@@ -278,7 +284,25 @@ async fn keep(response: Response, nonce: &str) -> Result<Arc<KeptPage>, Response
 
 #[cfg(test)]
 mod tests {
-    use super::page_key;
+    use super::*;
+
+    /// A 200 page, as the render answers it, with these extra headers.
+    fn page(headers: &[(header::HeaderName, &'static str)]) -> Response {
+        let mut response = Response::new(Body::from("<html><body>page</body></html>"));
+        response.headers_mut().insert(header::CONTENT_TYPE, "text/html; charset=utf-8".parse().unwrap());
+        for (name, value) in headers {
+            response.headers_mut().insert(name, value.parse().unwrap());
+        }
+        response
+    }
+
+    #[tokio::test]
+    async fn a_page_drawn_without_part_of_its_data_is_not_kept() {
+        assert!(keep(page(&[]), "n").await.is_ok(), "a whole page is kept");
+        let partial = keep(page(&[(header::CACHE_CONTROL, "no-store")]), "n").await;
+        assert!(partial.is_err(), "a page that says no-store is sent, not kept");
+        assert!(keep(page(&[(header::SET_COOKIE, "a=b")]), "n").await.is_err());
+    }
 
     fn key(uri: &str) -> Option<String> {
         page_key(&uri.parse().unwrap())

@@ -215,6 +215,8 @@ async fn a_page_whose_data_was_refused_is_not_kept_for_everyone() {
     // …and asks for the catalog first: its page says so, and not with a 200.
     let theirs = app.send(from(banned, "/")).await;
     assert_eq!(theirs.status, 429, "{}", theirs.text);
+    let retry: u64 = theirs.header("retry-after").expect("Retry-After on the ban's page").parse().unwrap();
+    assert!((1..=600).contains(&retry), "{retry}");
     assert!(theirs.text.contains("notice-error"), "{}", theirs.text);
     // Everyone else gets the catalog, not the banned visitor's page.
     let others = page(&app, "/", None).await;

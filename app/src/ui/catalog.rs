@@ -13,7 +13,7 @@ use crate::ui::widgets::PageTitle;
 use leptos_router::hooks::use_query_map;
 
 use super::photo::{Loading, PetPhoto};
-use super::widgets::{ErrorNotice, StatusBadge, price_text, query_string, store_currency};
+use super::widgets::{ErrorNotice, StatusBadge, keep_out_of_caches, price_text, query_string, store_currency};
 use crate::model::{CategorySummary, Currency, PetCard, PetSort, PetStatus};
 use crate::server_fns::{catalog, categories};
 
@@ -65,8 +65,12 @@ pub fn CatalogPage() -> impl IntoView {
         <h1>"Our pets"</h1>
         <Transition fallback=|| view! { <p class="loading">"Loading filters…"</p> }>
             {move || Suspend::new(async move {
-                // A failed category list still leaves a usable form (status and name).
-                let categories = category_list.await.unwrap_or_default();
+                // A failed category list still leaves a usable form (status and name),
+                // on a page that is not kept.
+                let categories = category_list.await.unwrap_or_else(|_| {
+                    keep_out_of_caches();
+                    Vec::new()
+                });
                 view! { <Filters categories query=query.get_untracked()/> }
             })}
         </Transition>

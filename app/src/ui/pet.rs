@@ -11,7 +11,7 @@ use super::catalog::CardItem;
 use super::note::{Done, Note, NoteView, from_flash};
 use super::photo::{Loading, PetPhoto};
 use super::sign_in_href;
-use super::widgets::{ErrorNotice, StatusBadge, price_text, set_status_404, store_currency};
+use super::widgets::{ErrorNotice, StatusBadge, keep_out_of_caches, price_text, set_status_404, store_currency};
 use crate::error::ErrorCode;
 use crate::model::{Currency, PetCard, PetStatus};
 use crate::server_fns::{PlaceOrder, more_like, pet, viewer};
@@ -30,8 +30,8 @@ pub fn PetPage() -> impl IntoView {
     });
     let others = data::resource(id, |id| async move {
         match id {
-            Some(id) => more_like(id).await.unwrap_or_default(),
-            None => Vec::new(),
+            Some(id) => more_like(id).await,
+            None => Ok(Vec::new()),
         }
     });
     let currency = store_currency();
@@ -54,7 +54,12 @@ pub fn PetPage() -> impl IntoView {
                             });
                             let note = Note::for_form::<PlaceOrder>(&note, Some(card.id));
                             let order_key = signed_in.then(form_key);
-                            let others = others.await;
+                            // A failed "more like this" leaves the page without it, and
+                            // such a page is not kept.
+                            let others = others.await.unwrap_or_else(|_| {
+                                keep_out_of_caches();
+                                Vec::new()
+                            });
                             view! {
                                 <PageTitle text=card.name.clone()/>
                                 <article class="pet">

@@ -42,11 +42,16 @@ pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl I
 }
 
 /// An error, in the store's words (`messages`). Drawn on the server, the page is
-/// answered with the error's status: a page whose data failed is not a 200 (so the
-/// page cache never keeps one visitor's ban or a passing fault for everyone).
+/// answered with the error's status (and `Retry-After`, when it has one): a page whose
+/// data failed is not a 200, so the page cache never keeps one visitor's ban or a
+/// passing fault for everyone.
 #[component]
 pub fn ErrorNotice(error: AppError) -> impl IntoView {
     set_status(error.status);
+    #[cfg(feature = "ssr")]
+    if let (Some(response), Some(seconds)) = (use_context::<leptos_axum::ResponseOptions>(), error.retry_after) {
+        response.insert_header(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds.max(1)));
+    }
     view! { <div class="notice notice-error" role="alert">{super::messages::sentence(&error)}</div> }
 }
 
@@ -112,6 +117,16 @@ pub fn flash() -> Option<crate::server_fns::flash::Flash> {
     return use_context::<crate::server_fns::flash::Flash>();
     #[cfg(not(feature = "ssr"))]
     None
+}
+
+/// Marks this page as drawn without part of its data (a failure shown as less, not as
+/// an error): `Cache-Control: no-store`, so that neither the page cache
+/// (`server::pages`) nor a browser keeps it. During SSR; a no-op in the browser.
+pub fn keep_out_of_caches() {
+    #[cfg(feature = "ssr")]
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        response.insert_header(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+    }
 }
 
 /// Makes the server answer this page with 404 (during SSR; a no-op in the browser).

@@ -247,10 +247,7 @@ pub fn WebhookPage() -> impl IntoView {
                 let (edited, retried) = (edited.clone(), retried.clone());
                 Suspend::new(async move {
                     match log.await {
-                        Err(error) => {
-                            crate::ui::widgets::set_status(error.status);
-                            view! { <h1>{format!("Endpoint {id}")}</h1><ErrorNotice error/> }.into_any()
-                        }
+                        Err(error) => view! { <h1>{format!("Endpoint {id}")}</h1><ErrorNotice error/> }.into_any(),
                         Ok(log) => {
                             let hook = log.webhook;
                             let next = log.deliveries.next_cursor.map(|c| format!("{}{}", endpoint_page(id), query_string([("cursor", Some(c))])));
