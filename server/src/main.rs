@@ -95,7 +95,7 @@ async fn main() -> anyhow::Result<()> {
 /// written by a thread of their own (`server::ops::log_writer`): a request only appends
 /// its line to a buffer, and never waits for standard error.
 fn init_logging(format: LogFormat) -> server::ops::log_writer::FlushOnDrop {
-    let (writer, guard) = server::ops::log_writer::spawn(std::io::stderr());
+    let (writer, guard) = server::ops::log_writer::spawn(std::io::stderr(), format);
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     // Not the formatter's own report of a failed write: it goes to standard error with
     // `eprintln!`, which panics when that fails too.

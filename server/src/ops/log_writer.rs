@@ -8,23 +8,29 @@
 //! was most of what the request log cost (docs/PERFORMANCE.md, "What the request log
 //! costs"). Here a request appends its line to one shared buffer under a mutex held for
 //! a copy; only the line that finds the writer asleep wakes it, and the writer then waits
-//! a moment (`GATHER`) so that the lines of the next few milliseconds go out in one
-//! `write`. A line is out within about `GATHER` of being logged.
+//! a moment (`GATHER`) so that the lines of the next few milliseconds go out together.
+//! A line is out `GATHER` after it is logged, or after the batch being written then.
 //!
 //! A request never waits for standard error: when the buffer holds `MAX_BUFFERED` bytes
 //! (standard error slower than the lines come), lines are dropped and the writer says
-//! how many; a line that cannot be written (a log file on a full disk) is lost, never
-//! the request's answer.
+//! how many, in the log's own format; a line that cannot be written (a log file on a
+//! full disk) is lost, never the request's answer. At the end the writer gets
+//! `FINAL_FLUSH` to write what is left (a stalled log collector does not keep the
+//! process from exiting).
 
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::config::LogFormat;
+
 /// How long the writer gathers lines after the first one wakes it.
 const GATHER: Duration = Duration::from_millis(5);
 /// Lines beyond this many buffered bytes are dropped (and counted).
 const MAX_BUFFERED: usize = 8 << 20;
+/// How long the end of the process waits for the last lines to be written.
+const FINAL_FLUSH: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct Pending {
@@ -33,6 +39,8 @@ struct Pending {
     /// The writer waits for a line (so the next one wakes it).
     asleep: bool,
     closing: bool,
+    /// The writer has written everything and stopped.
+    done: bool,
 }
 
 #[derive(Default)]
@@ -55,29 +63,45 @@ pub struct LogWriter {
     shared: Arc<Shared>,
 }
 
-/// Held for the process's life: dropping it writes out what is buffered and stops the
-/// writer.
+/// Held for the process's life: dropping it writes out what is buffered (for up to
+/// `FINAL_FLUSH`) and stops the writer.
 pub struct FlushOnDrop {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
-/// The writer for `sink` (standard error in the server) and its guard.
-pub fn spawn(sink: impl Write + Send + 'static) -> (LogWriter, FlushOnDrop) {
+/// The writer for `sink` (standard error in the server), whose lines are in `format`,
+/// and its guard.
+pub fn spawn(sink: impl Write + Send + 'static, format: LogFormat) -> (LogWriter, FlushOnDrop) {
     let shared = Arc::new(Shared::default());
     let thread = std::thread::Builder::new()
         .name("log-writer".into())
         .spawn({
             let shared = shared.clone();
-            move || write_out(&shared, sink)
+            move || {
+                write_out(&shared, sink, format);
+                shared.pending().done = true;
+                shared.wake.notify_all();
+            }
         })
         .expect("starting the log writer");
     (LogWriter { shared: shared.clone() }, FlushOnDrop { shared, thread: Some(thread) })
 }
 
+/// The line saying `dropped` lines were dropped, in the log's `format`.
+fn dropped_note(format: LogFormat, dropped: u64) -> String {
+    let message = "log lines dropped: standard error was slower than they came";
+    match format {
+        LogFormat::Human => format!("WARN petstore::log: {message} dropped={dropped}\n"),
+        LogFormat::Json => format!(
+            "{{\"level\":\"WARN\",\"target\":\"petstore::log\",\"message\":\"{message}\",\"dropped\":{dropped}}}\n"
+        ),
+    }
+}
+
 /// The writer's thread: sleeps until a line comes, gathers for `GATHER`, writes the
 /// batch; until closed and empty.
-fn write_out(shared: &Shared, mut sink: impl Write) {
+fn write_out(shared: &Shared, mut sink: impl Write, format: LogFormat) {
     let mut batch = Vec::new();
     loop {
         let mut pending = shared.pending();
@@ -95,7 +119,7 @@ fn write_out(shared: &Shared, mut sink: impl Write) {
         let closing = pending.closing;
         drop(pending);
         if dropped > 0 {
-            let _ = writeln!(batch, "petstore: {dropped} log lines dropped (standard error was slower than they came)");
+            batch.extend_from_slice(dropped_note(format, dropped).as_bytes());
         }
         // A failed write loses these lines, nothing else.
         let _ = sink.write_all(&batch).and_then(|()| sink.flush());
@@ -106,7 +130,9 @@ fn write_out(shared: &Shared, mut sink: impl Write) {
     }
 }
 
-impl Write for LogWriter {
+/// One `write` a line, from any thread (through `&LogWriter`: no reference count
+/// touched per line).
+impl Write for &LogWriter {
     fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
         let mut pending = self.shared.pending();
         if pending.lines.len() + line.len() > MAX_BUFFERED {
@@ -125,11 +151,21 @@ impl Write for LogWriter {
     }
 }
 
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
-    type Writer = LogWriter;
+impl Write for LogWriter {
+    fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
+        (&*self).write(line)
+    }
 
-    fn make_writer(&'a self) -> LogWriter {
-        self.clone()
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = &'a LogWriter;
+
+    fn make_writer(&'a self) -> &'a LogWriter {
+        self
     }
 }
 
@@ -137,9 +173,16 @@ impl Drop for FlushOnDrop {
     fn drop(&mut self) {
         let mut pending = self.shared.pending();
         pending.closing = true;
+        self.shared.wake.notify_all();
+        let (pending, waited) = self
+            .shared
+            .wake
+            .wait_timeout_while(pending, FINAL_FLUSH, |pending| !pending.done)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let done = pending.done && !waited.timed_out();
         drop(pending);
-        self.shared.wake.notify_one();
-        if let Some(thread) = self.thread.take() {
+        // Joined only once it is done; else left behind (standard error is stuck).
+        if let Some(thread) = self.thread.take().filter(|_| done) {
             let _ = thread.join();
         }
     }
@@ -166,7 +209,7 @@ mod tests {
     #[test]
     fn every_line_is_written_whole_and_in_order_from_each_thread() {
         let sink = Sink::default();
-        let (writer, guard) = spawn(sink.clone());
+        let (writer, guard) = spawn(sink.clone(), LogFormat::Json);
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let mut writer = writer.clone();
@@ -188,9 +231,9 @@ mod tests {
     }
 
     #[test]
-    fn a_quiet_servers_line_is_out_at_once() {
+    fn a_quiet_servers_line_is_out_within_moments() {
         let sink = Sink::default();
-        let (mut writer, _guard) = spawn(sink.clone());
+        let (mut writer, _guard) = spawn(sink.clone(), LogFormat::Json);
         for round in 0..3 {
             // The writer is asleep by now (or soon): the line must wake it.
             std::thread::sleep(Duration::from_millis(20));
@@ -201,6 +244,28 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
+    }
+
+    #[test]
+    fn a_stuck_standard_error_does_not_keep_the_process_from_ending() {
+        /// Standard error whose reader never reads.
+        struct Stalled;
+        impl Write for Stalled {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                std::thread::sleep(Duration::from_secs(3600));
+                Ok(0)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let (mut writer, guard) = spawn(Stalled, LogFormat::Human);
+        writer.write_all(b"a line nobody reads\n").unwrap();
+        std::thread::sleep(2 * GATHER);
+        let started = std::time::Instant::now();
+        drop(guard);
+        let waited = started.elapsed();
+        assert!(waited >= FINAL_FLUSH && waited < 10 * FINAL_FLUSH, "waited {waited:?}");
     }
 
     #[test]
@@ -228,7 +293,7 @@ mod tests {
         }
         let gate = Arc::new((Mutex::new(Gate::default()), Condvar::new()));
         let sink = Sink::default();
-        let (mut writer, guard) = spawn(Stuck(gate.clone(), sink.clone()));
+        let (mut writer, guard) = spawn(Stuck(gate.clone(), sink.clone()), LogFormat::Json);
         let line = [vec![b'x'; 1023], vec![b'\n']].concat();
         // The writer takes a first line and is stuck writing it…
         writer.write_all(&line).unwrap();
@@ -245,7 +310,8 @@ mod tests {
         let kept = written.lines().filter(|l| l.starts_with('x')).count();
         assert_eq!(kept, 1 + MAX_BUFFERED / line.len(), "the first line and a full buffer");
         let note = written.lines().find(|l| l.contains("log lines dropped")).expect("the drop is reported");
-        let dropped: usize = note.split_whitespace().nth(1).unwrap().parse().unwrap();
-        assert_eq!(kept + dropped, 1 + sent, "{note}");
+        let note: serde_json::Value = serde_json::from_str(note).expect("in the log's format (JSON here)");
+        assert_eq!(note["level"], "WARN");
+        assert_eq!(kept + note["dropped"].as_u64().unwrap() as usize, 1 + sent, "{note}");
     }
 }

@@ -62,9 +62,14 @@ impl any_spawner::CustomExecutor for RequestExecutor {
 }
 
 /// Sets `RequestExecutor` as Leptos's executor, before Leptos sets its own (the first
-/// call wins; later ones, and Leptos's, change nothing).
+/// setting wins; Leptos's own later attempts change nothing). Once per process.
 pub fn init_executor() {
-    let _ = any_spawner::Executor::init_custom_executor(RequestExecutor);
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if any_spawner::Executor::init_custom_executor(RequestExecutor).is_err() {
+            tracing::warn!("Leptos's executor was set before ours: its tasks' log lines will not name their request");
+        }
+    });
 }
 
 #[cfg(test)]
@@ -76,7 +81,8 @@ mod tests {
         init_executor();
         let (told, heard) = tokio::sync::oneshot::channel();
         within(Instant::now(), Some(HeaderValue::from_static("find-me-3")), async move {
-            any_spawner::Executor::spawn(async move {
+            // As Leptos spawns a page's data: through its own spawner.
+            leptos::task::spawn(async move {
                 let _ = told.send(app::request_id::current());
             });
         })
