@@ -138,14 +138,10 @@ async fn demo_data_off_starts_an_empty_store() {
     }
 }
 
-/// `--log-format json`: every line on stderr is a JSON object, and a request's line
-/// carries its request id; SIGTERM then stops the server cleanly.
-#[test]
-fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
-    use std::io::{Read, Write};
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("logs.db").display());
-    let mut child = server(&db)
+/// The server over `db` on a free port, logging JSON at INFO to its piped standard
+/// error: the process and its address.
+fn serve_with_json_logs(db: &str) -> (std::process::Child, String) {
+    let mut child = server(db)
         .args(["--log-format", "json", "--addr", "127.0.0.1:0", "--demo-data", "false"])
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
@@ -160,6 +156,17 @@ fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
             line.strip_prefix("Pet Store is running at http://").map(|r| r.split('/').next().unwrap().to_owned())
         })
         .expect("the address line");
+    (child, addr)
+}
+
+/// `--log-format json`: every line on stderr is a JSON object, and a request's line
+/// carries its request id; SIGTERM then stops the server cleanly.
+#[test]
+fn json_logs_carry_the_request_id_and_sigterm_stops_cleanly() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("logs.db").display());
+    let (mut child, addr) = serve_with_json_logs(&db);
     let mut stream = std::net::TcpStream::connect(&addr).unwrap();
     write!(stream, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Request-Id: find-me-7\r\nConnection: close\r\n\r\n")
         .unwrap();
@@ -263,21 +270,7 @@ fn an_internal_errors_line_names_its_request_from_the_write_queue_too() {
     let (ok, key, stderr) = run(&db, &["keys", "create", "--name", "staff", "--role", "admin", "--plan", "pro"]);
     assert!(ok, "{stderr}");
     let key = key.trim().to_owned();
-    let mut child = server(&db)
-        .args(["--log-format", "json", "--addr", "127.0.0.1:0", "--demo-data", "false"])
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let addr = stdout
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.strip_prefix("Pet Store is running at http://").map(|r| r.split('/').next().unwrap().to_owned())
-        })
-        .expect("the address line");
+    let (mut child, addr) = serve_with_json_logs(&db);
     let json = |body: &str| serde_json::from_str::<serde_json::Value>(body).unwrap();
     let keyed = [("X-API-Key", key.as_str())];
     let (status, category) = http(&addr, "POST", "/api/v1/categories", &keyed, Some(r#"{"name":"Dogs"}"#));
