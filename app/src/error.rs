@@ -239,18 +239,25 @@ impl From<sqlx::Error> for AppError {
 }
 
 #[cfg(feature = "ssr")]
+impl AppError {
+    /// `Retry-After` for an answer carrying this error, in whole seconds (at least 1),
+    /// when a retry has a time (the API's answers and the pages' alike).
+    pub fn retry_after_header(&self) -> Option<axum::http::HeaderValue> {
+        self.retry_after.map(|seconds| axum::http::HeaderValue::from(seconds.max(1)))
+    }
+}
+
+#[cfg(feature = "ssr")]
 impl axum::response::IntoResponse for AppError {
     fn into_response(self) -> axum::response::Response {
         let status =
             axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-        let retry_after = self.retry_after;
+        let retry_after = self.retry_after_header();
         // The spec's Error object, and nothing else.
         let body = serde_json::json!({"code": self.code, "message": self.message, "status": self.status});
         let mut response = (status, axum::Json(body)).into_response();
         if let Some(seconds) = retry_after {
-            response
-                .headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds.max(1)));
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, seconds);
         }
         response
     }

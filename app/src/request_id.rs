@@ -34,5 +34,5 @@ pub fn id() -> Option<HeaderValue> {
 
 /// The id of the request this task answers, if any (and printable).
 pub fn current() -> Option<String> {
-    CURRENT.try_with(|id| id.as_ref().and_then(|id| id.to_str().ok()).map(str::to_owned)).ok().flatten()
+    id().and_then(|id| id.to_str().ok().map(str::to_owned))
 }

@@ -16,8 +16,8 @@
 //! outcome, `ops::forms`) is served the kept page. A signed-in visitor's page names
 //! them in its header: on the catalog and the categories page that island is the only
 //! part that is theirs, so they are sent the kept page with the island drawn for them
-//! (`app::ui::account_nav_html`) in place of the anonymous one: 86 µs of the server's CPU a page instead of 464
-//! for a whole render (`make bench`, runs N and L). Every
+//! (`app::ui::account_nav_html`) in place of the anonymous one: 86 µs of the server's
+//! CPU a page instead of 464 for a whole render (`make bench`, runs N and L). Every
 //! other page of a signed-in visitor is rendered for them.
 
 use std::sync::Arc;

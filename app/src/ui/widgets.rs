@@ -49,8 +49,8 @@ pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl I
 pub fn ErrorNotice(error: AppError) -> impl IntoView {
     set_status(error.status);
     #[cfg(feature = "ssr")]
-    if let (Some(response), Some(seconds)) = (use_context::<leptos_axum::ResponseOptions>(), error.retry_after) {
-        response.insert_header(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds.max(1)));
+    if let (Some(response), Some(retry_after)) = (rendered_response(), error.retry_after_header()) {
+        response.insert_header(axum::http::header::RETRY_AFTER, retry_after);
     }
     view! { <div class="notice notice-error" role="alert">{super::messages::sentence(&error)}</div> }
 }
@@ -124,7 +124,7 @@ pub fn flash() -> Option<crate::server_fns::flash::Flash> {
 /// (`server::pages`) nor a browser keeps it. During SSR; a no-op in the browser.
 pub fn keep_out_of_caches() {
     #[cfg(feature = "ssr")]
-    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+    if let Some(response) = rendered_response() {
         response.insert_header(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     }
 }
@@ -137,13 +137,17 @@ pub fn set_status_404() {
 /// Makes the server answer this page with `status` (during SSR; a no-op in the browser).
 pub fn set_status(status: u16) {
     #[cfg(feature = "ssr")]
-    if let (Some(response), Ok(status)) =
-        (use_context::<leptos_axum::ResponseOptions>(), axum::http::StatusCode::from_u16(status))
-    {
+    if let (Some(response), Ok(status)) = (rendered_response(), axum::http::StatusCode::from_u16(status)) {
         response.set_status(status);
     }
     #[cfg(not(feature = "ssr"))]
     let _ = status;
+}
+
+/// The answer of the page being rendered on the server, if any.
+#[cfg(feature = "ssr")]
+fn rendered_response() -> Option<leptos_axum::ResponseOptions> {
+    use_context::<leptos_axum::ResponseOptions>()
 }
 
 /// A form-urlencoded query string from pairs, skipping empty values.

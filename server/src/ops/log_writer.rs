@@ -151,16 +151,6 @@ impl Write for &LogWriter {
     }
 }
 
-impl Write for LogWriter {
-    fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
-        (&*self).write(line)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
     type Writer = &'a LogWriter;
 
@@ -174,12 +164,12 @@ impl Drop for FlushOnDrop {
         let mut pending = self.shared.pending();
         pending.closing = true;
         self.shared.wake.notify_all();
-        let (pending, waited) = self
+        let (pending, _) = self
             .shared
             .wake
             .wait_timeout_while(pending, FINAL_FLUSH, |pending| !pending.done)
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let done = pending.done && !waited.timed_out();
+        let done = pending.done;
         drop(pending);
         // Joined only once it is done; else left behind (standard error is stuck).
         if let Some(thread) = self.thread.take().filter(|_| done) {
@@ -212,10 +202,10 @@ mod tests {
         let (writer, guard) = spawn(sink.clone(), LogFormat::Json);
         let threads: Vec<_> = (0..4)
             .map(|t| {
-                let mut writer = writer.clone();
+                let writer = writer.clone();
                 std::thread::spawn(move || {
                     for n in 0..5_000 {
-                        writer.write_all(format!("thread {t} line {n}\n").as_bytes()).unwrap();
+                        (&writer).write_all(format!("thread {t} line {n}\n").as_bytes()).unwrap();
                     }
                 })
             })
@@ -233,11 +223,11 @@ mod tests {
     #[test]
     fn a_quiet_servers_line_is_out_within_moments() {
         let sink = Sink::default();
-        let (mut writer, _guard) = spawn(sink.clone(), LogFormat::Json);
+        let (writer, _guard) = spawn(sink.clone(), LogFormat::Json);
         for round in 0..3 {
             // The writer is asleep by now (or soon): the line must wake it.
             std::thread::sleep(Duration::from_millis(20));
-            writer.write_all(format!("line {round}\n").as_bytes()).unwrap();
+            (&writer).write_all(format!("line {round}\n").as_bytes()).unwrap();
             let deadline = std::time::Instant::now() + Duration::from_secs(2);
             while !String::from_utf8_lossy(&sink.0.lock().unwrap()).contains(&format!("line {round}\n")) {
                 assert!(std::time::Instant::now() < deadline, "line {round} not written within 2 s");
@@ -259,8 +249,8 @@ mod tests {
                 Ok(())
             }
         }
-        let (mut writer, guard) = spawn(Stalled, LogFormat::Human);
-        writer.write_all(b"a line nobody reads\n").unwrap();
+        let (writer, guard) = spawn(Stalled, LogFormat::Human);
+        (&writer).write_all(b"a line nobody reads\n").unwrap();
         std::thread::sleep(2 * GATHER);
         let started = std::time::Instant::now();
         drop(guard);
@@ -293,15 +283,15 @@ mod tests {
         }
         let gate = Arc::new((Mutex::new(Gate::default()), Condvar::new()));
         let sink = Sink::default();
-        let (mut writer, guard) = spawn(Stuck(gate.clone(), sink.clone()), LogFormat::Json);
+        let (writer, guard) = spawn(Stuck(gate.clone(), sink.clone()), LogFormat::Json);
         let line = [vec![b'x'; 1023], vec![b'\n']].concat();
         // The writer takes a first line and is stuck writing it…
-        writer.write_all(&line).unwrap();
+        (&writer).write_all(&line).unwrap();
         drop(gate.1.wait_while(gate.0.lock().unwrap(), |state| !state.entered).unwrap());
         // …while twice what the buffer holds comes: every write returns at once.
         let sent = 2 * MAX_BUFFERED / line.len();
         for _ in 0..sent {
-            writer.write_all(&line).unwrap();
+            (&writer).write_all(&line).unwrap();
         }
         gate.0.lock().unwrap().open = true;
         gate.1.notify_all();
