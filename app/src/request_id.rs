@@ -17,8 +17,8 @@ tokio::task_local! {
 }
 
 /// Runs `answer` as the request `id`'s.
-pub async fn within<F: Future>(id: Option<HeaderValue>, answer: F) -> F::Output {
-    CURRENT.scope(id, answer).await
+pub fn within<F: Future>(id: Option<HeaderValue>, answer: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(id, answer)
 }
 
 /// `work`, to run on another task as this task's request (if it answers one): the id

@@ -65,20 +65,30 @@ where
         // Taken before reading: a value read at this generation or a later one is
         // fresh enough for this caller (it holds every write answered before it came).
         let generation = db.generation();
-        if let Some((read_at, value)) = self.entries.get(&key).await {
-            if read_at >= generation {
-                return Ok(value);
-            }
-            // Stale: read again under the same key, which keeps its popularity (moka counts
+        let stale = match self.entries.get(&key).await {
+            Some((read_at, value)) if read_at >= generation => return Ok(value),
+            Some(_) => true,
+            None => false,
+        };
+        // Boxed: moka's loading and a read's (sqlx's) futures are large, and as a part
+        // of this one they would be copied with every caller's future on every hit.
+        Box::pin(self.read_on_miss(key, generation, stale, read)).await
+    }
+
+    async fn read_on_miss<R, F>(&self, key: K, generation: u64, stale: bool, read: R) -> AppResult<V>
+    where
+        R: FnOnce() -> F,
+        F: Future<Output = AppResult<V>>,
+    {
+        if stale {
+            // Read again under the same key, which keeps its popularity (moka counts
             // it by key), so TinyLFU does not turn the fresh value away.
             self.entries.invalidate(&key).await;
         }
         let mut read = Some(read);
-        // Made only on a miss, and boxed: a read's future (sqlx's) is large, and as a
-        // part of this one it would be copied with every caller's future on every hit.
         let load = async {
             let read = read.take().expect("loaded once");
-            Box::pin(read()).await.map(|value| (generation, value))
+            read().await.map(|value| (generation, value))
         };
         let (read_at, value) = self.entries.try_get_with(key.clone(), load).await.map_err(Arc::unwrap_or_clone)?;
         if read_at >= generation {
@@ -87,7 +97,7 @@ where
         // Another caller's read, begun before a write this caller must see, was the one
         // that loaded: read afresh.
         let read = read.take().expect("this caller's read did not run");
-        let value = Box::pin(read()).await?;
+        let value = read().await?;
         self.entries.insert(key, (generation, value.clone())).await;
         Ok(value)
     }

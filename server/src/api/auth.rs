@@ -60,14 +60,14 @@ fn browser_session<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h s
 /// In front of every API route (fallbacks included): `inner` is the rest of the stack.
 /// The gate (`access`) finds the caller and counts the request; a refused one is
 /// answered here, an admitted one goes on with its caller for the extractors.
-pub async fn guard<F, Fut>(state: &AppState, mut request: Request, inner: F) -> Response
+pub async fn guard<F, Fut>(state: AppState, mut request: Request, inner: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
     let headers = request.headers();
     let credentials = match presented_key(headers) {
-        Presented::Nothing => browser_session(state, headers).map_or(Credentials::Nothing, Credentials::Session),
+        Presented::Nothing => browser_session(&state, headers).map_or(Credentials::Nothing, Credentials::Session),
         key @ Presented::Key(_) => key.into(),
     };
     let client = state.access.client(request.extensions(), headers);

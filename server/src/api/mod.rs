@@ -21,6 +21,7 @@ use std::sync::{Arc, LazyLock};
 use axum::extract::{OriginalUri, Request};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
 use serde::Serialize;
 use tower::util::Either;
 use tower::util::future::EitherResponseFuture;
@@ -185,19 +186,21 @@ impl<S: HttpService> Service<Request> for EveryRequest<S> {
         // for calling a service later than `call`).
         let fresh = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, fresh);
-        let state = self.state.clone();
-        Box::pin(async move {
-            let mut response = auth::guard(&state, request, |request| async move {
-                let Ok(response) = inner.call(request).await;
-                json_error_for_bare_413(response, limit)
-            })
-            .await;
+        // Combinators, not an async block around the guard: a block awaiting what it
+        // captured holds it twice (see `ops::EveryRequest`).
+        let answered = auth::guard(self.state.clone(), request, move |request| {
+            inner
+                .call(request)
+                .map(move |Ok(response): Result<Response, Infallible>| json_error_for_bare_413(response, limit))
+        })
+        .map(move |mut response| {
             if let Some(stability) = stability {
                 const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
                 response.headers_mut().insert(STABILITY, HeaderValue::from_static(stability));
             }
             Ok(response)
-        })
+        });
+        Box::pin(answered)
     }
 }
 

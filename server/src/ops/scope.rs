@@ -8,6 +8,7 @@ use std::future::Future;
 
 use axum::extract::MatchedPath;
 use axum::http::HeaderValue;
+use futures_util::FutureExt;
 use tokio::time::Instant;
 
 struct RequestScope {
@@ -21,17 +22,15 @@ tokio::task_local! {
 
 /// Runs `answer` (the rest of the request's handling) with its scope, and as the
 /// request `id`'s for the lines it logs (`app::request_id`).
-pub async fn within<F: Future>(
+/// (Combinators rather than `async`, which would hold `answer` twice: see `ops::EveryRequest`.)
+pub fn within<F: Future>(
     arrived: Instant,
     id: Option<HeaderValue>,
     answer: F,
-) -> (F::Output, Option<MatchedPath>) {
+) -> impl Future<Output = (F::Output, Option<MatchedPath>)> {
     let scope = RequestScope { arrived, route: RefCell::new(None) };
-    let answer = REQUEST.scope(scope, async {
-        let output = answer.await;
-        (output, REQUEST.with(|scope| scope.route.take()))
-    });
-    app::request_id::within(id, answer).await
+    let answer = answer.map(|output| (output, REQUEST.with(|scope| scope.route.take())));
+    app::request_id::within(id, REQUEST.scope(scope, answer))
 }
 
 /// When the request arrived (now, outside a request's scope).

@@ -291,7 +291,9 @@ impl RateLimiter {
     /// shared counters cannot be reached (the database is down).
     pub async fn check(&self, subject: &str, limits: Limits) -> AppResult<Verdict> {
         let Some(shared) = &self.shared else { return Ok(self.check_here(subject, limits, self.clock.now())) };
-        let decided = shared.count(subject, limits, &self.clock, self.bans).await?;
+        // Boxed: the shared counters' (large) future would otherwise be part of every
+        // request's, on every engine; the round trip it makes dwarfs the allocation.
+        let decided = Box::pin(shared.count(subject, limits, &self.clock, self.bans)).await?;
         Ok(decided.usage.verdict(decided.outcome, decided.now, decided.limits))
     }
 
@@ -309,7 +311,8 @@ impl RateLimiter {
     /// anything: for requests that only a ban refuses (rendering a page, a scrape).
     pub async fn peek(&self, subject: &str, limits: Limits) -> AppResult<Verdict> {
         let now = self.clock.now();
-        Ok(self.usage_of(subject).await?.peeked(now, limits))
+        // Boxed, as in `check`.
+        Ok(Box::pin(self.usage_of(subject)).await?.peeked(now, limits))
     }
 
     /// A subject's counters as they stand (zero for one never seen).
