@@ -107,7 +107,7 @@ fn init_logging(format: LogFormat) -> server::ops::log_writer::FlushOnDrop {
         // or a collector's pipe the escape codes are noise (and a third of a line's bytes).
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()));
     match format {
-        LogFormat::Human => logs.init(),
+        LogFormat::Human => logs.event_format(server::ops::log_format::TextFormat::new()).init(),
         LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
     }
     guard

@@ -5,6 +5,7 @@
 pub mod canonical;
 pub mod forms;
 pub mod health;
+pub mod log_format;
 pub mod log_writer;
 pub mod metrics;
 pub mod scope;
@@ -220,7 +221,7 @@ fn log_answer(
     // Whole microseconds: `0.412`, not `0.41203700000000004`.
     let latency_ms = took.as_micros() as f64 / 1000.0;
     tracing::info!(
-        target: "petstore::request",
+        target: log_format::REQUEST_TARGET,
         id,
         method = method.as_str(),
         path = uri.path(),

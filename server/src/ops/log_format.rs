@@ -1,0 +1,224 @@
+//! The text format of the log: tracing-subscriber's `Full` format, byte for byte, with
+//! the request's line (`ops::log_answer`, one per request) written without its general
+//! machinery. Formatted by `Full`, that line took a fifth of the server's instructions
+//! for a cached read: every `&str` field went through `Debug` (a check of each char
+//! for escaping), every part through `nu_ansi_term`'s painting with no colours, and
+//! the timestamp, level and target through `write!` (docs/PERFORMANCE.md, "What
+//! changed"). Everything else, and every line while colours are on, is `Full`'s.
+
+use std::fmt;
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::fmt::FmtContext;
+use tracing_subscriber::fmt::format::{Format, FormatEvent, FormatFields, Full, Writer};
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The target of the request's line.
+pub const REQUEST_TARGET: &str = "petstore::request";
+
+/// The log's text format (`--log-format human`).
+pub struct TextFormat<T = SystemTime> {
+    timer: T,
+    full: Format<Full, T>,
+}
+
+impl TextFormat {
+    pub fn new() -> TextFormat {
+        TextFormat::with_timer(SystemTime)
+    }
+}
+
+impl Default for TextFormat {
+    fn default() -> TextFormat {
+        TextFormat::new()
+    }
+}
+
+impl<T: FormatTime + Clone> TextFormat<T> {
+    fn with_timer(timer: T) -> TextFormat<T> {
+        TextFormat { full: Format::default().with_timer(timer.clone()), timer }
+    }
+}
+
+impl<S, N, T> FormatEvent<S, N> for TextFormat<T>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    T: FormatTime,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let meta = event.metadata();
+        // Colours (a person at a terminal) and spans are `Full`'s business.
+        if meta.target() != REQUEST_TARGET || writer.has_ansi_escapes() || ctx.event_scope().is_some() {
+            return self.full.format_event(ctx, writer, event);
+        }
+        // As `Full` writes them: the time, the level five wide, the target.
+        if self.timer.format_time(&mut writer).is_err() {
+            writer.write_str("<unknown time>")?;
+        }
+        writer.write_str(match *meta.level() {
+            tracing::Level::TRACE => " TRACE ",
+            tracing::Level::DEBUG => " DEBUG ",
+            tracing::Level::INFO => "  INFO ",
+            tracing::Level::WARN => "  WARN ",
+            tracing::Level::ERROR => " ERROR ",
+        })?;
+        writer.write_str(meta.target())?;
+        writer.write_str(": ")?;
+        let mut fields = Fields { writer: writer.by_ref(), first: true, result: Ok(()) };
+        event.record(&mut fields);
+        fields.result?;
+        writer.write_char('\n')
+    }
+}
+
+/// The fields as `DefaultFields` writes them (the message bare, then `name=value`,
+/// strings quoted), with a string that needs no escaping copied as it is.
+struct Fields<'w> {
+    writer: Writer<'w>,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl Fields<'_> {
+    fn write(&mut self, field: &Field, value: impl FnOnce(&mut Writer<'_>) -> fmt::Result) {
+        if self.result.is_err() {
+            return;
+        }
+        let separator = if std::mem::take(&mut self.first) { "" } else { " " };
+        self.result = (|| {
+            self.writer.write_str(separator)?;
+            if field.name() != "message" {
+                let name = field.name();
+                self.writer.write_str(name.strip_prefix("r#").unwrap_or(name))?;
+                self.writer.write_char('=')?;
+            }
+            value(&mut self.writer)
+        })();
+    }
+}
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            return self.write(field, |w| w.write_str(value));
+        }
+        // What `Debug` leaves as it is: printable ASCII but the quote and the backslash.
+        let plain = value.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+        self.write(field, |w| {
+            if plain {
+                w.write_char('"')?;
+                w.write_str(value)?;
+                w.write_char('"')
+            } else {
+                write!(w, "{value:?}")
+            }
+        });
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.write(field, |w| write!(w, "{value}"));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.write(field, |w| write!(w, "{value}"));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.write(field, |w| write!(w, "{value:?}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::fmt::MakeWriter;
+
+    /// A fixed time, so that two formats' lines can be compared.
+    #[derive(Clone)]
+    struct Noon;
+
+    impl FormatTime for Noon {
+        fn format_time(&self, w: &mut Writer<'_>) -> fmt::Result {
+            w.write_str("2026-11-26T12:00:00.000000Z")
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Lines {
+        type Writer = Lines;
+        fn make_writer(&'a self) -> Lines {
+            self.clone()
+        }
+    }
+
+    /// What `log` logs, formatted by `format`.
+    fn logged<E>(format: E, log: impl FnOnce()) -> String
+    where
+        E: FormatEvent<tracing_subscriber::Registry, tracing_subscriber::fmt::format::DefaultFields>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let lines = Lines::default();
+        let subscriber =
+            tracing_subscriber::fmt().with_ansi(false).with_writer(lines.clone()).event_format(format).finish();
+        tracing::subscriber::with_default(subscriber, log);
+        String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
+    }
+
+    fn both(log: fn()) -> (String, String) {
+        (logged(TextFormat::with_timer(Noon), log), logged(Format::default().with_timer(Noon), log))
+    }
+
+    #[test]
+    fn the_request_line_is_as_full_writes_it() {
+        let (ours, full) = both(|| {
+            let took = 0.412;
+            tracing::info!(target: REQUEST_TARGET, id = "abc-1", method = "GET", path = "/api/v1/pets/1",
+                status = 200u16, latency_ms = took, "answered");
+            tracing::info!(target: REQUEST_TARGET, id = "-", method = "POST", path = "/x", status = 503u16,
+                latency_ms = 1.0, "answered");
+        });
+        assert_eq!(ours, full);
+        assert_eq!(
+            ours.lines().next().unwrap(),
+            r#"2026-11-26T12:00:00.000000Z  INFO petstore::request: answered id="abc-1" method="GET" path="/api/v1/pets/1" status=200 latency_ms=0.412"#
+        );
+    }
+
+    #[test]
+    fn strings_that_need_escaping_are_escaped_as_full_escapes_them() {
+        let (ours, full) = both(|| {
+            tracing::warn!(target: REQUEST_TARGET, id = "a\"b\\c", path = "/caf\u{e9}\t", n = -3i64, ok = true, "answered");
+        });
+        assert_eq!(ours, full);
+        assert!(ours.contains(r#"id="a\"b\\c""#), "{ours}");
+    }
+
+    #[test]
+    fn other_lines_are_fulls_own() {
+        let (ours, full) = both(|| {
+            tracing::info!(request = "r-1", "a write failed: {}", "disk full");
+            let span = tracing::info_span!("job", n = 1);
+            let _entered = span.enter();
+            tracing::info!(target: REQUEST_TARGET, id = "in-a-span", "answered");
+        });
+        assert_eq!(ours, full);
+    }
+}
