@@ -5,15 +5,9 @@
 //! of one key read it once. A revocation through this service drops the cache entry at
 //! once; one made by another process (the CLI, another server) is seen within that time
 //! (contract.md promises a second).
-//!
-//! A key is checked against its row's SHA-256 hash once per cached row: the entry then
-//! keeps a tag of the key that matched (`Recognised::verified`), and a request
-//! presenting that key again is recognised by its tag, without the hash (SHA-256 was
-//! 5.5 % of a key's authenticated read; docs/PERFORMANCE.md).
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use std::time::Duration;
 
@@ -35,23 +29,13 @@ pub struct Authenticator {
     db: Db,
     clock: Clock,
     /// prefix → the row, as read at most [`CACHE_FOR`] ago.
-    cache: moka::future::Cache<String, Arc<Recognised>>,
-    /// Makes the tags of verified keys: SipHash with this process's own random key,
-    /// which nobody outside sees, so that nobody can make a key with a chosen tag.
-    tags: RandomState,
+    cache: moka::future::Cache<String, Arc<KeyRow>>,
     /// Prefixes revoked by this process: a lookup that read the row just before the
     /// revocation committed must not bring it back.
     revoked: Arc<DashMap<String, ()>>,
     /// Whether `revoked` has any entry (most processes never revoke a key, and then
     /// skip that look-up).
     any_revoked: Arc<AtomicBool>,
-}
-
-/// A key's row as cached, with the tag of the key last verified against it (0 for
-/// none yet).
-struct Recognised {
-    row: KeyRow,
-    verified: AtomicU64,
 }
 
 /// What a request presented.
@@ -67,7 +51,6 @@ impl Authenticator {
             db,
             clock,
             cache: moka::future::Cache::builder().max_capacity(CACHE_MAX).time_to_live(CACHE_FOR).build(),
-            tags: RandomState::new(),
             revoked: Arc::new(DashMap::new()),
             any_revoked: Arc::new(AtomicBool::new(false)),
         }
@@ -76,46 +59,26 @@ impl Authenticator {
     /// `Ok(None)` for no key; 401 `invalid_api_key` for a key that is unknown or revoked.
     pub async fn authenticate(&self, presented: Presented<'_>) -> AppResult<Option<Caller>> {
         let Presented::Key(key) = presented else { return Ok(None) };
-        let recognised = self.row(key).await?.filter(|found| found.row.revoked_at.is_none() && self.verify(found, key));
-        match recognised {
-            Some(found) => Ok(Some(found.row.caller())),
+        let row = self.row(key).await?.filter(|row| row.revoked_at.is_none() && row.matches(key));
+        match row {
+            Some(row) => Ok(Some(row.caller())),
             None => Err(invalid_key()),
         }
     }
 
-    /// Whether `key` is the key of `found`'s row: by the tag of the key last verified
-    /// against it, or else by the row's hash (and then its tag is kept).
-    fn verify(&self, found: &Recognised, key: &str) -> bool {
-        let tag = self.tags.hash_one(key);
-        // 0 is the empty memo: that one key in 2^64 is always hashed.
-        if tag != 0 && found.verified.load(Ordering::Relaxed) == tag {
-            return true;
-        }
-        let matches = found.row.matches(key);
-        if matches {
-            found.verified.store(tag, Ordering::Relaxed);
-        }
-        matches
-    }
-
-    async fn row(&self, key: &str) -> AppResult<Option<Arc<Recognised>>> {
+    async fn row(&self, key: &str) -> AppResult<Option<Arc<KeyRow>>> {
         let Some(prefix) = keys::prefix_of(key) else { return Ok(None) };
         if self.any_revoked.load(Ordering::Acquire) && self.revoked.contains_key(prefix) {
             return Ok(None);
         }
-        if let Some(found) = self.cache.get(prefix).await {
-            return Ok(Some(found));
+        if let Some(row) = self.cache.get(prefix).await {
+            return Ok(Some(row));
         }
-        // Boxed: moka's and sqlx's futures are large, and only a miss needs them (see
-        // `cache`).
-        Box::pin(self.read_row(prefix)).await
-    }
-
-    async fn read_row(&self, prefix: &str) -> AppResult<Option<Arc<Recognised>>> {
-        // Unknown prefixes are not cached: random guesses must not fill memory.
+        // Unknown prefixes are not cached: random guesses must not fill memory. (Boxed:
+        // sqlx's future is large, and only a miss needs it; see `cache`.)
         let read = async {
-            match keys::find_by_prefix(&self.db, prefix).await {
-                Ok(Some(row)) => Ok(Arc::new(Recognised { row, verified: AtomicU64::new(0) })),
+            match Box::pin(keys::find_by_prefix(&self.db, prefix)).await {
+                Ok(Some(row)) => Ok(Arc::new(row)),
                 Ok(None) => Err(None),
                 Err(err) => Err(Some(err)),
             }
