@@ -74,10 +74,15 @@ impl Authenticator {
         if let Some(row) = self.cache.get(prefix).await {
             return Ok(Some(row));
         }
-        // Unknown prefixes are not cached: random guesses must not fill memory. (Boxed:
-        // sqlx's future is large, and only a miss needs it; see `cache`.)
+        // Boxed: moka's loading and sqlx's futures are large, and only a miss needs them
+        // (see `cache`).
+        Box::pin(self.read_row(prefix)).await
+    }
+
+    async fn read_row(&self, prefix: &str) -> AppResult<Option<Arc<KeyRow>>> {
+        // Unknown prefixes are not cached: random guesses must not fill memory.
         let read = async {
-            match Box::pin(keys::find_by_prefix(&self.db, prefix)).await {
+            match keys::find_by_prefix(&self.db, prefix).await {
                 Ok(Some(row)) => Ok(Arc::new(row)),
                 Ok(None) => Err(None),
                 Err(err) => Err(Some(err)),
