@@ -15,8 +15,10 @@ use tracing_subscriber::fmt::format::{Format, FormatEvent, FormatFields, Full, W
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::registry::LookupSpan;
 
-/// The target of the request's line.
-pub const REQUEST_TARGET: &str = "petstore::request";
+/// The target of the request's line, and of nothing else: its lines are written for
+/// that line's shape (a constant message, string and number fields), without `Full`'s
+/// escaping of control characters in a message or its chain of an error's sources.
+pub(crate) const REQUEST_TARGET: &str = "petstore::request";
 
 /// The log's text format (`--log-format human`).
 pub struct TextFormat<T = SystemTime> {
@@ -51,7 +53,10 @@ impl FormatTime for SecondsKept {
     fn format_time(&self, w: &mut Writer<'_>) -> fmt::Result {
         let since_epoch = |time: std::time::SystemTime| time.duration_since(std::time::UNIX_EPOCH).ok();
         let Some(now) = since_epoch(std::time::SystemTime::now()) else { return SystemTime.format_time(w) };
-        let written = SECOND.with_borrow_mut(|(second, text)| {
+        // `try_with`: a line logged while this thread's locals are being torn down
+        // gets `SystemTime`'s text.
+        let kept = SECOND.try_with(|kept| {
+            let (second, text) = &mut *kept.borrow_mut();
             if *second != now.as_secs() {
                 // `SystemTime` formats the time it reads itself: kept only when that was
                 // this second (read before and after it).
@@ -69,8 +74,8 @@ impl FormatTime for SecondsKept {
             }
             w.write_str(text)?;
             Ok::<_, fmt::Error>(true)
-        })?;
-        if !written {
+        });
+        if !kept.unwrap_or(Ok(false))? {
             return SystemTime.format_time(w);
         }
         let micros = now.subsec_micros();
