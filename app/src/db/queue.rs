@@ -5,7 +5,9 @@
 //! free), and every order paid a `BEGIN` and a `COMMIT` of its own. The queue instead
 //! - runs the writes given to [`write`] (orders) one after another on one connection,
 //!   as many to a transaction as queued while the last one ran, each in a savepoint of
-//!   its own, so that a write which fails undoes only itself; and
+//!   its own, so that a write which fails undoes only itself (a write that succeeds
+//!   leaves its `RELEASE` to go with the next one's `SAVEPOINT`, or to the `COMMIT`:
+//!   one round trip fewer an order); and
 //! - gives the writers of [`super::begin_write`] (everything else) their turn in the
 //!   same first-come order, between two such transactions, so neither kind starves
 //!   the other.
@@ -42,13 +44,27 @@ pub(super) enum Request {
 /// until its transaction has ended.
 pub struct Turn(#[allow(dead_code)] oneshot::Sender<()>);
 
-pub(super) type Job = Box<dyn for<'c> FnOnce(&'c mut Conn) -> Pin<Box<dyn Future<Output = Ran> + Send + 'c>> + Send>;
+/// A queued write, given the transaction and whether the last write's savepoint is
+/// still open.
+pub(super) type Job =
+    Box<dyn for<'c> FnOnce(&'c mut Conn, bool) -> Pin<Box<dyn Future<Output = Ran> + Send + 'c>> + Send>;
 
 /// A write that has run: how to answer its caller once the transaction's fate is known,
-/// and whether the transaction can go on (its savepoint was closed).
+/// and where that leaves the transaction's savepoint.
 pub(super) struct Ran {
     answer: Box<dyn FnOnce(AppResult<()>) + Send>,
-    intact: bool,
+    savepoint: Savepoint,
+}
+
+/// Where a write left its savepoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Savepoint {
+    /// Undone and closed (the write failed), or none was opened.
+    Closed,
+    /// Kept and still open: the next write's `SAVEPOINT`, or the `COMMIT`, releases it.
+    Open,
+    /// It could not be opened or closed: the connection failed under the transaction.
+    Broken,
 }
 
 impl Db {
@@ -64,13 +80,15 @@ impl Db {
         // Lines the write logs name the request it was queued for (taken here, on the
         // request's task; the job runs on the queue's).
         let request = crate::request_id::id();
-        let job: Job = Box::new(move |conn| {
+        let job: Job = Box::new(move |conn, last_open| {
             Box::pin(async move {
                 if reply.is_closed() {
-                    return Ran { answer: Box::new(|_| ()), intact: true };
+                    let savepoint = if last_open { Savepoint::Open } else { Savepoint::Closed };
+                    return Ran { answer: Box::new(|_| ()), savepoint };
                 }
-                let (outcome, intact) = crate::request_id::within(request, in_savepoint(conn, work)).await;
-                Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), intact }
+                let (outcome, savepoint) =
+                    crate::request_id::within(request, in_savepoint(conn, last_open, work)).await;
+                Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), savepoint }
             })
         });
         self.send(Request::Write(job)).await?;
@@ -156,16 +174,19 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
     };
     let committed = outbox::collecting(async {
         let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
+        let mut last_open = false;
         for write in writes {
-            let ran = write(&mut tx).await;
+            let ran = write(&mut tx, last_open).await;
             answers.push(ran.answer);
-            if !ran.intact {
+            last_open = ran.savepoint == Savepoint::Open;
+            if ran.savepoint == Savepoint::Broken {
                 // The connection failed under the batch (on PostgreSQL: it dropped): all is
                 // rolled back, and each caller is told to retry.
                 return Err(AppError::unavailable("the store's connection failed; nothing was written"));
             }
         }
-        // The batch's events, in one statement (see `outbox`).
+        // The batch's events, in one statement (see `outbox`); the last write's savepoint
+        // may still be open around it, and the COMMIT releases it.
         outbox::store_batch(&mut tx).await.map_err(failed)?;
         tx.commit().await.map_err(failed)
     })
@@ -183,23 +204,25 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
     }
 }
 
-/// Runs `work` between `SAVEPOINT` and `RELEASE`, rolling its statements back when it
-/// fails. The flag is false when the savepoint could not be closed.
-async fn in_savepoint<T, F>(conn: &mut Conn, work: F) -> (AppResult<T>, bool)
+/// Runs `work` in a savepoint (releasing the last write's, when `last_open`), rolling
+/// its statements back when it fails. A savepoint kept is left open: its `RELEASE` goes
+/// with the next write's `SAVEPOINT` or is the `COMMIT`'s, a round trip fewer a write.
+async fn in_savepoint<T, F>(conn: &mut Conn, last_open: bool, work: F) -> (AppResult<T>, Savepoint)
 where
     F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T>,
 {
-    if let Err(err) = engine::savepoint(conn).await {
-        return (Err(err.into()), false);
+    if let Err(err) = engine::savepoint(conn, last_open).await {
+        return (Err(err.into()), Savepoint::Broken);
     }
     let events = outbox::mark();
     let outcome = work(&mut *conn).await;
-    if outcome.is_err() {
-        outbox::forget_after(events);
+    if outcome.is_ok() {
+        return (outcome, Savepoint::Open);
     }
-    match engine::close_savepoint(conn, outcome.is_ok()).await {
-        Ok(()) => (outcome, true),
-        Err(err) => (Err(err.into()), false),
+    outbox::forget_after(events);
+    match engine::undo_savepoint(conn).await {
+        Ok(()) => (outcome, Savepoint::Closed),
+        Err(err) => (Err(err.into()), Savepoint::Broken),
     }
 }
 
@@ -271,6 +294,29 @@ mod tests {
         assert_eq!(notes(&pool).await, vec![1, 3]);
         assert_eq!(noted_events(&pool).await, ["1", "3"], "the undone write's event went with it");
         assert_ne!(pool.generation(), before, "the read caches see the write");
+    }
+
+    #[tokio::test]
+    async fn a_kept_savepoint_is_released_by_the_next_write_or_the_commit() {
+        let (_dir, pool) = pool().await;
+        // Each write kept leaves its savepoint open for the next one's opening: a failure
+        // first (nothing open yet), two kept, a failure after them, one kept last (the
+        // COMMIT releases it).
+        let outcomes = futures::future::join_all([
+            note(&pool, 1, true),
+            note(&pool, 2, false),
+            note(&pool, 3, false),
+            note(&pool, 4, true),
+            note(&pool, 5, false),
+        ])
+        .await;
+        let kept: Vec<bool> = outcomes.iter().map(Result::is_ok).collect();
+        assert_eq!(kept, [false, true, true, false, true]);
+        assert_eq!(notes(&pool).await, vec![2, 3, 5], "each failure undid only itself");
+        assert_eq!(noted_events(&pool).await, ["2", "3", "5"]);
+        // The connection is clean afterwards: the next transaction writes as usual.
+        assert_eq!(note(&pool, 6, false).await, Ok(6));
+        assert_eq!(notes(&pool).await, vec![2, 3, 5, 6]);
     }
 
     #[tokio::test]
