@@ -195,4 +195,23 @@ async fn the_dashboard_counts_api_requests_per_key_and_draws_stock_and_orders() 
     assert_eq!(body["hour_now"], 10);
     let available = body["stock"].as_array().unwrap().iter().find(|s| s["status"] == "available").unwrap();
     assert_eq!((available["pets"].as_i64(), available["units"].as_i64()), (Some(1), Some(3)), "{body}");
+
+    // The last three units: the order writes the stock with its own row, then the status
+    // moves the pet (and its units, none left) to pending.
+    let last = app
+        .request_as(
+            Some(&busy),
+            Method::POST,
+            "/api/v1/store/orders",
+            Some(serde_json::json!({"petId": pet, "quantity": 3})),
+        )
+        .await;
+    assert_eq!(last.status, StatusCode::CREATED, "{}", last.text);
+    let dashboard = app.call_fn(Some(&staff), "staff_dashboard", "").await;
+    let stock = |status: &str| {
+        let row = dashboard.body["stock"].as_array().unwrap().iter().find(|s| s["status"] == status).unwrap();
+        (row["pets"].as_i64().unwrap(), row["units"].as_i64().unwrap())
+    };
+    assert_eq!((stock("available"), stock("pending")), ((0, 0), (1, 0)), "{}", dashboard.body);
+    assert_eq!(dashboard.body["orders_per_hour"][10], 2, "{}", dashboard.body);
 }

@@ -47,6 +47,25 @@ pub(crate) async fn write_state(conn: &mut Conn, pet_id: i64, current: PetState,
     if next.stock != current.stock {
         sql::inventory::set_stock(conn, pet_id, next.stock).await?;
     }
+    record_move(conn, pet_id, current, next).await
+}
+
+/// [`write_state`] once the stock is written already: an order writes it with its own
+/// row (`sql::orders::insert_taking_stock`). The status, and the events of the move.
+pub(crate) async fn write_status_after_stock(
+    conn: &mut Conn,
+    pet_id: i64,
+    current: PetState,
+    next: PetState,
+) -> AppResult<()> {
+    if next.status != current.status {
+        sql::inventory::set_status(conn, pet_id, next.status).await?;
+    }
+    record_move(conn, pet_id, current, next).await
+}
+
+/// The events of a move from `current` to `next` ([`write_state`]'s).
+async fn record_move(conn: &mut Conn, pet_id: i64, current: PetState, next: PetState) -> AppResult<()> {
     if next == current {
         return Ok(());
     }

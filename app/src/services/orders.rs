@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::services::clock::rfc3339;
 use crate::services::events::{self, Audience};
-use crate::services::inventory::{state_for_update, write_state};
+use crate::services::inventory::{state_for_update, write_state, write_status_after_stock};
 use crate::services::paging::PageRequest;
 use crate::services::{rules, validate};
 
@@ -195,7 +195,8 @@ async fn place_in(conn: &mut Conn, now: i64, caller: Caller, request: &NewOrder)
     let next = rules::place_order(current, request.quantity)?;
     // What it costs is fixed now: a later price change does not touch it.
     let cost = price.map(|unit| (unit, unit * request.quantity));
-    let id = sql::orders::insert(conn, now, caller.key_id, request, cost).await?;
+    // The order's row and the stock it took (one statement where the engine allows).
+    let id = sql::orders::insert_taking_stock(conn, now, caller.key_id, request, cost, next.stock).await?;
     let order = Order {
         id,
         pet_id: request.pet_id,
@@ -205,9 +206,9 @@ async fn place_in(conn: &mut Conn, now: i64, caller: Caller, request: &NewOrder)
         unit_price: cost.map(|(unit, _)| unit),
         total: cost.map(|(_, total)| total),
     };
-    // The order's event, then the stock's it moved (`write_state`'s).
+    // The order's event, then the stock's it moved (`write_status_after_stock`'s).
     events::record(conn, EventType::OrderCreated, &order, Audience::Owner(caller.key_id)).await?;
-    write_state(conn, request.pet_id, current, next).await?;
+    write_status_after_stock(conn, request.pet_id, current, next).await?;
     Ok(order)
 }
 

@@ -38,6 +38,41 @@ pub async fn insert(
     .await)?)
 }
 
+/// [`insert`], and the pet's stock set to what the order left (`stock`). On PostgreSQL
+/// one statement: every statement of an order is a round trip while the store's write
+/// lock is held, and this saves one an order. SQLite, in this process, takes no
+/// `UPDATE` in a `WITH`, and a statement there costs no network: two.
+pub async fn insert_taking_stock(
+    conn: &mut Conn,
+    now: i64,
+    key_id: i64,
+    order: &NewOrder,
+    price: Option<(i64, i64)>,
+    stock: i64,
+) -> AppResult<i64> {
+    let Conn::Postgres(tx) = conn else {
+        let id = insert(conn, now, key_id, order, price).await?;
+        super::inventory::set_stock(conn, order.pet_id, stock).await?;
+        return Ok(id);
+    };
+    Ok(sqlx::query_scalar(
+        "WITH stock AS (UPDATE inventory SET quantity = $9 WHERE pet_id = $1)
+         INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at, unit_price, total)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(order.pet_id)
+    .bind(key_id)
+    .bind(order.quantity)
+    .bind(&order.ship_date)
+    .bind(false)
+    .bind(now)
+    .bind(price.map(|(unit, _)| unit))
+    .bind(price.map(|(_, total)| total))
+    .bind(stock)
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
 pub async fn get(db: &Db, id: i64) -> AppResult<Option<OrderRow>> {
     let sql = format!("{COLUMNS} WHERE id = $1");
     Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await)?)
