@@ -53,10 +53,12 @@ impl Db {
     /// it starts (and by `note_committed` when it ends).
     pub(super) fn note_failed(&self, err: &sqlx::Error) {
         let Some(failure) = Failure::of(err) else { return };
+        // The request that met the fault first, if a request's write did (not a batch's).
+        let request = crate::request_id::current();
         metrics::counter!("petstore_db_faults_total", "kind" => failure.as_str()).increment(1);
         if failure == Failure::Busy {
             if !self.0.health.waiting_for_lock.swap(true, Ordering::AcqRel) {
-                tracing::warn!(error = %err, "writes wait past the busy timeout for a lock another connection holds: \
+                tracing::warn!(request, error = %err, "writes wait past the busy timeout for a lock another connection holds: \
                     refused with 503 until it is released");
             }
             return;
@@ -66,7 +68,7 @@ impl Db {
             self.0.reopen.all_opened_until_now();
         }
         if !self.0.health.failing.swap(true, Ordering::AcqRel) {
-            tracing::error!(error = %err, kind = failure.as_str(),
+            tracing::error!(request, error = %err, kind = failure.as_str(),
                 "writes fail for a storage fault: not ready until one commits again");
             tokio::spawn(self.clone().probe());
         }

@@ -241,7 +241,8 @@ impl WriteTx {
     /// timeout, a client gone), and the generation must then move on all the same.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         let WriteTx { tx, db, moves_generation, turn } = self;
-        let committing = tokio::spawn(async move {
+        // As the request's (if any): a failed commit's line names it.
+        let committing = tokio::spawn(crate::request_id::carried(async move {
             let committed = tx.commit().await;
             // Also after a failed COMMIT: whether it took effect is unknown.
             if moves_generation {
@@ -253,7 +254,7 @@ impl WriteTx {
             }
             drop(turn);
             committed
-        });
+        }));
         committing.await.map_err(|e| sqlx::Error::Protocol(format!("the commit's task failed: {e}")))?
     }
 }

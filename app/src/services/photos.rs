@@ -337,10 +337,11 @@ pub async fn set(db: &Db, pet_id: i64, content_type: Option<&str>, bytes: axum::
     // The turn is held by the work itself: a request given up meanwhile (a timeout, a
     // client gone) cannot let another start while this one still runs.
     let turn = DECODING.clone().acquire_owned().await.map_err(|err| AppError::internal("photo queue", err))?;
-    let encoded = tokio::task::spawn_blocking(move || {
+    // On the blocking thread as this request's, so that a failure's line names it.
+    let encoded = tokio::task::spawn_blocking(crate::request_id::carried_blocking(move || {
         let _turn = turn;
         encode(format, &bytes)
-    })
+    }))
     .await
     .map_err(|err| AppError::internal("encoding a photo", err))??;
     store(db, pet_id, &encoded).await
