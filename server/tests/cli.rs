@@ -1,7 +1,8 @@
 //! The server binary's key commands and its first start, run as a user would.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::ops::{Deref, DerefMut};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -9,6 +10,30 @@ fn server(db: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
     command.env("DATABASE_URL", db).env("RUST_LOG", "warn").env("LEPTOS_OUTPUT_NAME", "petstore");
     command
+}
+
+/// A server process of a test, killed when the test ends: also when an assertion fails
+/// first (the panic unwinds through it), so that a failed test leaves no server behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
 }
 
 fn run(db: &str, args: &[&str]) -> (bool, String, String) {
@@ -77,13 +102,15 @@ fn keys_create_prints_only_the_key_then_list_and_revoke() {
 /// running.
 fn first_lines(db: &str, args: &[&str]) -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = server(db)
-        .args(args)
-        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
-        .env("PETSTORE_DEMO_DATA", "false")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Running(
+        server(db)
+            .args(args)
+            .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+            .env("PETSTORE_DEMO_DATA", "false")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -99,8 +126,7 @@ fn first_lines(db: &str, args: &[&str]) -> String {
         let _ = tx.send(seen);
     });
     let seen = rx.recv_timeout(Duration::from_secs(30)).expect("the server starts");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(child);
     seen
 }
 
@@ -140,14 +166,16 @@ async fn demo_data_off_starts_an_empty_store() {
 
 /// The server over `db` on a free port, logging JSON at INFO to its piped standard
 /// error: the process and its address.
-fn serve_with_json_logs(db: &str) -> (std::process::Child, String) {
-    let mut child = server(db)
-        .args(["--log-format", "json", "--addr", "127.0.0.1:0", "--demo-data", "false"])
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn serve_with_json_logs(db: &str) -> (Running, String) {
+    let mut child = Running(
+        server(db)
+            .args(["--log-format", "json", "--addr", "127.0.0.1:0", "--demo-data", "false"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let addr = stdout
         .lines()
