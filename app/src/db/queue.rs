@@ -25,7 +25,9 @@ use crate::error::{AppError, AppResult};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
 /// result. An `Err` undoes the write's statements; other writes of the transaction
-/// are kept.
+/// are kept. A write must not answer `Ok` after a statement of its own failed: its
+/// savepoint stays open for the next write (or the `COMMIT`) to release, and on
+/// PostgreSQL a failed statement leaves the transaction unusable until `ROLLBACK TO`.
 pub type Work<'c, T> = Pin<Box<dyn Future<Output = AppResult<T>> + Send + 'c>>;
 
 /// At most this many writes share a transaction, which bounds how long the first of
@@ -301,7 +303,8 @@ mod tests {
         let (_dir, pool) = pool().await;
         // Each write kept leaves its savepoint open for the next one's opening: a failure
         // first (nothing open yet), two kept, a failure after them, one kept last (the
-        // COMMIT releases it).
+        // COMMIT releases it). What this can see: a failure undoing more or less than
+        // itself, a RELEASE too many (an error), a transaction left unusable.
         let outcomes = futures::future::join_all([
             note(&pool, 1, true),
             note(&pool, 2, false),
