@@ -4,7 +4,7 @@ use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use super::inventory::open_order;
 use super::{Conn, on_conn, on_pool};
-use crate::db::Db;
+use crate::db::{Db, Engine};
 use crate::error::AppResult;
 use crate::model::{Caller, NewOrder, OrderFilter, OrderHistoryFilter, OrderState, Role};
 use crate::services::orders::OrderRow;
@@ -14,34 +14,10 @@ const COLUMNS: &str =
     "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at, unit_price, total FROM orders";
 
 /// Inserts an open order, with what it costs (`unit_price` and its total, when the pet
-/// has a price).
-pub async fn insert(
-    conn: &mut Conn,
-    now: i64,
-    key_id: i64,
-    order: &NewOrder,
-    price: Option<(i64, i64)>,
-) -> AppResult<i64> {
-    Ok(on_conn!(conn, |c| sqlx::query_scalar(
-        "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at, unit_price, total)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-    )
-    .bind(order.pet_id)
-    .bind(key_id)
-    .bind(order.quantity)
-    .bind(&order.ship_date)
-    .bind(false)
-    .bind(now)
-    .bind(price.map(|(unit, _)| unit))
-    .bind(price.map(|(_, total)| total))
-    .fetch_one(c)
-    .await)?)
-}
-
-/// [`insert`], and the pet's stock set to what the order left (`stock`). On PostgreSQL
-/// one statement: every statement of an order is a round trip while the store's write
-/// lock is held, and this saves one an order. SQLite, in this process, takes no
-/// `UPDATE` in a `WITH`, and a statement there costs no network: two.
+/// has a price), and sets the pet's stock to what the order left (`stock`). On
+/// PostgreSQL one statement: every statement of an order is a round trip while the
+/// store's write lock is held, and this saves one an order. SQLite, in this process,
+/// takes no `UPDATE` in a `WITH`, and a statement there costs no network: two.
 pub async fn insert_taking_stock(
     conn: &mut Conn,
     now: i64,
@@ -50,27 +26,35 @@ pub async fn insert_taking_stock(
     price: Option<(i64, i64)>,
     stock: i64,
 ) -> AppResult<i64> {
-    let Conn::Postgres(tx) = conn else {
-        let id = insert(conn, now, key_id, order, price).await?;
-        super::inventory::set_stock(conn, order.pet_id, stock).await?;
-        return Ok(id);
+    // A literal either way (sqlx takes static SQL), the INSERT written once.
+    macro_rules! insert {
+        () => {
+            "INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at, unit_price, total)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id"
+        };
+    }
+    let in_one = conn.engine() == Engine::Postgres;
+    let sql = if in_one {
+        concat!("WITH stock AS (UPDATE inventory SET quantity = $9 WHERE pet_id = $1) ", insert!())
+    } else {
+        insert!()
     };
-    Ok(sqlx::query_scalar(
-        "WITH stock AS (UPDATE inventory SET quantity = $9 WHERE pet_id = $1)
-         INSERT INTO orders (pet_id, key_id, quantity, ship_date, complete, created_at, unit_price, total)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-    )
-    .bind(order.pet_id)
-    .bind(key_id)
-    .bind(order.quantity)
-    .bind(&order.ship_date)
-    .bind(false)
-    .bind(now)
-    .bind(price.map(|(unit, _)| unit))
-    .bind(price.map(|(_, total)| total))
-    .bind(stock)
-    .fetch_one(&mut **tx)
-    .await?)
+    let id = on_conn!(&mut *conn, |c| {
+        let query = sqlx::query_scalar(sql)
+            .bind(order.pet_id)
+            .bind(key_id)
+            .bind(order.quantity)
+            .bind(&order.ship_date)
+            .bind(false)
+            .bind(now)
+            .bind(price.map(|(unit, _)| unit))
+            .bind(price.map(|(_, total)| total));
+        if in_one { query.bind(stock) } else { query }.fetch_one(c).await
+    })?;
+    if !in_one {
+        super::inventory::set_stock(conn, order.pet_id, stock).await?;
+    }
+    Ok(id)
 }
 
 pub async fn get(db: &Db, id: i64) -> AppResult<Option<OrderRow>> {
