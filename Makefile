@@ -29,7 +29,7 @@ E2E_POSTGRES_ADDR ?= 127.0.0.1:3014
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 
-.PHONY: demo-photos bench bench-scale bench-counting bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -102,6 +102,11 @@ bench-scale: build-tools wrk build-release
 # Redis) with the CPU of each process.
 bench-counting: build-tools wrk db-tools build-release
 	SERVER_BIN=$(TARGET_DIR)/release/server scripts/with-databases.sh scripts/bench-counting.sh
+
+# What a batch of orders costs PostgreSQL: pgbench of the queue's statements, before and
+# with the order and its stock in one, without savepoints, without the tables' triggers.
+bench-order-batch: build-tools db-tools build-release
+	SERVER_BIN=$(TARGET_DIR)/release/server scripts/with-databases.sh scripts/bench-order-batch.sh
 
 # What authentication and rate limits cost (prints requests/s with and without them).
 bench-auth: toolchain
