@@ -16,7 +16,8 @@
 //! how many, in the log's own format; a line that cannot be written (a log file on a
 //! full disk) is lost, never the request's answer. At the end the writer gets
 //! `FINAL_FLUSH` to write what is left (a stalled log collector does not keep the
-//! process from exiting).
+//! process from exiting); a line logged after that (a task dropped with the runtime,
+//! after `main`'s body) is written at once by the thread that logs it.
 
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -43,10 +44,15 @@ struct Pending {
     done: bool,
 }
 
+/// Where the lines go (standard error in the server).
+type LogSink = Box<dyn Write + Send>;
+
 #[derive(Default)]
 struct Shared {
     pending: Mutex<Pending>,
     wake: Condvar,
+    /// The sink, handed back by the writer once it has stopped (`Pending::done`).
+    late: Mutex<Option<LogSink>>,
 }
 
 impl Shared {
@@ -74,12 +80,15 @@ pub struct FlushOnDrop {
 /// and its guard.
 pub fn spawn(sink: impl Write + Send + 'static, format: LogFormat) -> (LogWriter, FlushOnDrop) {
     let shared = Arc::new(Shared::default());
+    let mut sink: LogSink = Box::new(sink);
     let thread = std::thread::Builder::new()
         .name("log-writer".into())
         .spawn({
             let shared = shared.clone();
             move || {
-                write_out(&shared, sink, format);
+                write_out(&shared, &mut sink, format);
+                // Before `done`: a line that finds the writer done finds the sink here.
+                *shared.late.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(sink);
                 shared.pending().done = true;
                 shared.wake.notify_all();
             }
@@ -101,7 +110,7 @@ fn dropped_note(format: LogFormat, dropped: u64) -> String {
 
 /// The writer's thread: sleeps until a line comes, gathers for `GATHER`, writes the
 /// batch; until closed and empty.
-fn write_out(shared: &Shared, mut sink: impl Write, format: LogFormat) {
+fn write_out(shared: &Shared, sink: &mut LogSink, format: LogFormat) {
     let mut batch = Vec::new();
     loop {
         let mut pending = shared.pending();
@@ -135,6 +144,14 @@ fn write_out(shared: &Shared, mut sink: impl Write, format: LogFormat) {
 impl Write for &LogWriter {
     fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
         let mut pending = self.shared.pending();
+        if pending.done {
+            // The end of the process: nothing to batch for, and no writer to wake.
+            drop(pending);
+            if let Some(sink) = self.shared.late.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_mut() {
+                let _ = sink.write_all(line).and_then(|()| sink.flush());
+            }
+            return Ok(line.len());
+        }
         if pending.lines.len() + line.len() > MAX_BUFFERED {
             pending.dropped += 1;
         } else {
@@ -218,6 +235,17 @@ mod tests {
             let expected: Vec<String> = (0..5_000).map(|n| format!("thread {t} line {n}")).collect();
             assert_eq!(mine, expected, "thread {t}'s lines, whole and in order");
         }
+    }
+
+    #[test]
+    fn a_line_logged_after_the_writer_stopped_is_written_at_once() {
+        let sink = Sink::default();
+        let (writer, guard) = spawn(sink.clone(), LogFormat::Human);
+        (&writer).write_all(b"before the end\n").unwrap();
+        drop(guard);
+        (&writer).write_all(b"after the end\n").unwrap();
+        let written = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(written, "before the end\nafter the end\n");
     }
 
     #[test]
