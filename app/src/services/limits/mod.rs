@@ -311,9 +311,9 @@ impl RateLimiter {
     /// anything: for requests that only a ban refuses (rendering a page, a scrape).
     pub async fn peek(&self, subject: &str, limits: Limits) -> AppResult<Verdict> {
         let now = self.clock.now();
-        let Some(_) = &self.shared else {
-            return Ok(self.usage.get(subject).map(|usage| *usage).unwrap_or_default().peeked(now, limits));
-        };
+        if self.shared.is_none() {
+            return Ok(self.local_usage(subject).peeked(now, limits));
+        }
         // Boxed, as in `check`.
         Ok(Box::pin(self.usage_of(subject)).await?.peeked(now, limits))
     }
@@ -321,7 +321,7 @@ impl RateLimiter {
     /// A subject's counters as they stand (zero for one never seen).
     async fn usage_of(&self, subject: &str) -> AppResult<Usage> {
         let Some(shared) = &self.shared else {
-            return Ok(self.usage.get(subject).map(|usage| *usage).unwrap_or_default());
+            return Ok(self.local_usage(subject));
         };
         if let Some(redis) = &shared.redis
             && let Some(usage) = redis.read(subject).await
@@ -329,6 +329,11 @@ impl RateLimiter {
             return Ok(usage);
         }
         Ok(sql::rate_limits::read(&shared.db, subject).await?.unwrap_or_default())
+    }
+
+    /// The subject's counters in this process (a store whose counters are not shared).
+    fn local_usage(&self, subject: &str) -> Usage {
+        self.usage.get(subject).map(|usage| *usage).unwrap_or_default()
     }
 
     /// How many subjects are banned right now (for the metrics, not hot paths).
