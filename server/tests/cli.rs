@@ -1,39 +1,18 @@
 //! The server binary's key commands and its first start, run as a user would.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::ops::{Deref, DerefMut};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use common::live::Running;
 
 fn server(db: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
     command.env("DATABASE_URL", db).env("RUST_LOG", "warn").env("LEPTOS_OUTPUT_NAME", "petstore");
     command
-}
-
-/// A server process of a test, killed when the test ends: also when an assertion fails
-/// first (the panic unwinds through it), so that a failed test leaves no server behind.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Deref for Running {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl DerefMut for Running {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
 }
 
 fn run(db: &str, args: &[&str]) -> (bool, String, String) {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::live::LiveServer;
+use common::live::{LiveServer, Running};
 use serde_json::json;
 
 /// A tmpfs mounted over a directory for the test's lifetime.
@@ -241,7 +241,7 @@ async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_wo
 
 /// Debian's `sqlite3`, holding the database's write lock until told to let go.
 struct LockHolder {
-    child: std::process::Child,
+    child: Running,
 }
 
 impl LockHolder {
@@ -266,7 +266,7 @@ impl LockHolder {
         });
         let line = heard.recv_timeout(Duration::from_secs(15)).expect("sqlite3 answers within 15 s");
         assert_eq!(line.trim(), "locked", "sqlite3 took the lock");
-        LockHolder { child }
+        LockHolder { child: Running(child) }
     }
 
     fn release(mut self) {
@@ -274,13 +274,6 @@ impl LockHolder {
         writeln!(stdin, "COMMIT;\n.quit").unwrap();
         drop(stdin);
         assert!(self.child.wait().unwrap().success());
-    }
-}
-
-impl Drop for LockHolder {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

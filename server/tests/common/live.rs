@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -14,8 +15,33 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
+/// A child process of a test, killed and reaped when dropped: also when an assertion
+/// fails first (the panic unwinds through it), so that a failed test leaves nothing
+/// running. Once the process has been waited for, the kill does nothing.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
 pub struct LiveServer {
-    child: Child,
+    child: Running,
     pub addr: SocketAddr,
     pub db_path: PathBuf,
 }
@@ -61,7 +87,7 @@ impl LiveServer {
                 break rest.split('/').next().unwrap().parse().expect("an address");
             }
         };
-        (LiveServer { child, addr, db_path }, admin)
+        (LiveServer { child: Running(child), addr, db_path }, admin)
     }
 
     pub fn pid(&self) -> u32 {
@@ -103,13 +129,6 @@ impl LiveServer {
             client: Client::builder(TokioExecutor::new()).pool_max_idle_per_host(64).build_http(),
             base: format!("http://{}", self.addr),
         }
-    }
-}
-
-impl Drop for LiveServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
