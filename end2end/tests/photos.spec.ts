@@ -103,6 +103,9 @@ test('staff upload, replace and remove a photo, and edit the description and pri
   await page.getByLabel('Description').fill('Quick and curious.\n\nLoves a warm rock.');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+  // The form's own navigation back to the staff page may still be under way once the
+  // status shows; a `goto` then would be interrupted by it.
+  await page.waitForLoadState('networkidle');
   await page.goto(`/pets/${pet}`);
   await expect(page.locator('.pet-about .price')).toHaveText('€19.99');
   await expect(page.locator('.description p')).toHaveText(['Quick and curious.', 'Loves a warm rock.']);
