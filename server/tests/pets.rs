@@ -172,6 +172,58 @@ async fn replace_changes_name_category_and_status_under_the_rules() {
     assert_eq!(app.get(&path).await.body["name"], "Felix");
 }
 
+/// `GET /pets/{petId}` answers from JSON kept between reads (`pets::get_as_json`): a
+/// write through the API, an order and a write behind this process's back each show.
+#[tokio::test]
+async fn get_by_id_shows_every_write_after_reads_were_kept() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let pet = app.pet("Rex", dogs, None).await;
+    let path = format!("/api/v1/pets/{pet}");
+    for _ in 0..2 {
+        assert_eq!(app.get(&path).await.body["name"], "Rex");
+    }
+
+    // Through the API: at once.
+    let reply = app.put(&path, json!({ "name": "Max", "categoryId": dogs })).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let reply = app.get(&path).await;
+    assert_eq!(
+        reply.body,
+        json!({ "id": pet, "name": "Max", "categoryId": dogs, "status": "available", "photoUrls": [] })
+    );
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+
+    // An order that takes the last unit makes it pending.
+    let reply = app.post("/api/v1/store/orders", json!({ "petId": pet, "quantity": 1 })).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    assert_eq!(app.get(&path).await.body["status"], "pending");
+
+    // Behind this process's back (as another server over the same file would write):
+    // within the catalog watcher's interval, polled with room for a loaded machine.
+    app::on_pool!(app.db, |pool| sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = $1")
+        .bind(pet)
+        .execute(pool)
+        .await
+        .map(|_| ()))
+    .unwrap();
+    let mut name = serde_json::Value::Null;
+    for _ in 0..20 {
+        tokio::time::sleep(app::db::CATALOG_WATCH_INTERVAL).await;
+        name = app.get(&path).await.body["name"].clone();
+        if name == "Bella" {
+            break;
+        }
+    }
+    assert_eq!(name, "Bella", "not seen within 2 s");
+
+    // Gone once deleted.
+    let other = format!("/api/v1/pets/{}", app.pet("Luna", dogs, None).await);
+    assert_eq!(app.get(&other).await.body["name"], "Luna");
+    assert_eq!(app.delete(&other).await.status, StatusCode::NO_CONTENT);
+    app.get(&other).await.assert_error(404, "not_found");
+}
+
 #[tokio::test]
 async fn delete_removes_the_pet_and_its_inventory() {
     let app = TestApp::new().await;

@@ -109,6 +109,9 @@ const PAGES_MAX_BYTES: u64 = 16 << 20;
 /// What the single cards may take in all.
 const CARDS_MAX_BYTES: u64 = 16 << 20;
 
+/// What the pets as the API's JSON may take in all.
+const PET_JSON_MAX_BYTES: u64 = 16 << 20;
+
 /// About the memory a card takes.
 fn card_bytes(card: &PetCard) -> usize {
     let text = card.name.len() + card.category_name.len() + card.description.as_ref().map_or(0, String::len);
@@ -135,6 +138,8 @@ pub struct Caches {
     pub(crate) pages: ReadCache<CardsKey, Vec<PetCard>>,
     /// The category summaries (every storefront page shows them).
     pub(crate) summaries: ReadCache<(), Vec<CategorySummary>>,
+    /// Pets by id as the API's JSON (`pets::get_as_json`), bounded by their length.
+    pub(crate) pet_json: ReadCache<i64, axum::body::Bytes>,
 }
 
 impl Default for Caches {
@@ -143,6 +148,7 @@ impl Default for Caches {
             cards: ReadCache::weighed(CARDS_MAX_BYTES, one_card_bytes),
             pages: ReadCache::weighed(PAGES_MAX_BYTES, |cards| cards_bytes(cards)),
             summaries: ReadCache::new(4),
+            pet_json: ReadCache::weighed(PET_JSON_MAX_BYTES, |json| u32::try_from(json.len()).unwrap_or(u32::MAX)),
         }
     }
 }

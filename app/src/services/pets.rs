@@ -65,6 +65,17 @@ pub async fn get(db: &Db, id: i64) -> AppResult<Pet> {
     card(db, id).await.map(Pet::from)
 }
 
+/// The pet of `get`, as the API's JSON: encoded once per generation of the data and
+/// kept (`cache`), so that a busy `GET /pets/{petId}` neither copies the card nor
+/// encodes it on every read.
+pub async fn get_as_json(db: &Db, id: i64) -> AppResult<axum::body::Bytes> {
+    let read = || async move {
+        let pet = get(db, id).await?;
+        serde_json::to_vec(&pet).map(axum::body::Bytes::from).map_err(|err| AppError::internal("encoding a pet", err))
+    };
+    db.caches().pet_json.get_or_read(db, id, read).await
+}
+
 /// How many pets "more in this category" shows.
 pub const MORE_IN_CATEGORY: i64 = 4;
 

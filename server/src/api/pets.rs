@@ -122,10 +122,17 @@ pub async fn get_pet(
             format!("GET /pets/{{petId}} was retired; use GET {}/pets?ids={id}", super::BASE),
         )
         .into_response(),
-        (Ok(_), Ok(Id(id))) => pets::get(&state.db, id).await.map(axum::Json).into_response(),
+        (Ok(_), Ok(Id(id))) => pets::get_as_json(&state.db, id).await.map(json_answer).into_response(),
     };
     // Deprecation headers go on every response of this operation, 401s and 400s included.
     state.deprecation.add_to(response.headers_mut(), pet_id);
+    response
+}
+
+/// An answer of JSON already encoded, as `axum::Json` would send it.
+fn json_answer(json: axum::body::Bytes) -> Response {
+    let mut response = Response::new(axum::body::Body::from(json));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
