@@ -86,12 +86,15 @@ where
     };
     // Room for these and what the layers outside add (CORS, security headers, request
     // id) at once, rather than the map growing (and rehashing) three times on the way.
-    response.headers_mut().reserve(16);
+    response.headers_mut().reserve(ANSWER_HEADERS);
     if let Some(window) = window {
         rate_limit_headers(response.headers_mut(), window);
     }
     response
 }
+
+/// About how many headers the guard and the layers outside it add to an answer.
+pub const ANSWER_HEADERS: usize = 16;
 
 /// Stands in for `guard` when measuring it: every request is `caller`, nothing counted.
 #[cfg(feature = "bench-internals")]

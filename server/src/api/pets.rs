@@ -130,8 +130,11 @@ pub async fn get_pet(
 }
 
 /// An answer of JSON already encoded, as `axum::Json` would send it.
+/// Its header map has room from the start for what the layers outside add (the guard
+/// would otherwise grow it, rehashing what is in it).
 fn json_answer(json: axum::body::Bytes) -> Response {
     let mut response = Response::new(axum::body::Body::from(json));
+    *response.headers_mut() = HeaderMap::with_capacity(super::auth::ANSWER_HEADERS);
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
@@ -258,10 +261,17 @@ impl DeprecationHeaders {
         const SUNSET: HeaderName = HeaderName::from_static("sunset");
         headers.insert(DEPRECATION, self.deprecation.clone());
         headers.insert(SUNSET, self.sunset.clone());
-        let link = match id {
-            Some(id) => format!("<{}/pets?ids={id}>; rel=\"successor-version\"", super::BASE),
-            None => format!("<{}/pets>; rel=\"successor-version\"", super::BASE),
-        };
+        // Pieces pushed rather than `format!`, whose machinery was 670 of a read's
+        // instructions (callgrind).
+        let mut link = String::with_capacity(64);
+        link.push('<');
+        link.push_str(super::BASE);
+        link.push_str("/pets");
+        if let Some(id) = id {
+            link.push_str("?ids=");
+            link.push_str(&id.to_string());
+        }
+        link.push_str(">; rel=\"successor-version\"");
         if let Ok(link) = HeaderValue::try_from(link) {
             headers.insert(header::LINK, link);
         }
