@@ -200,7 +200,7 @@ fn thousandths(value: f64) -> Option<(u64, u16)> {
         return None;
     }
     let scaled = (value * 1000.0).round() as u64;
-    (scaled as f64 / 1000.0 == value).then(|| (scaled / 1000, (scaled % 1000) as u16))
+    (scaled as f64 / 1000.0 == value).then_some((scaled / 1000, (scaled % 1000) as u16))
 }
 
 /// `12.0`, `0.412`, `1.5`: as `Debug` writes the `f64` of that decimal.
