@@ -195,8 +195,8 @@ impl Visit for Fields<'_> {
 /// without the float formatting machinery (800 of a read's instructions).
 fn thousandths(value: f64) -> Option<(u64, u16)> {
     // Far below where `Debug` switches to an exponent, and where every thousandth is
-    // still its own `f64`.
-    if !(0.0..1e12).contains(&value) {
+    // still its own `f64`; not -0.0, which `Debug` writes with its sign.
+    if !(0.0..1e12).contains(&value) || value.is_sign_negative() {
         return None;
     }
     let scaled = (value * 1000.0).round() as u64;
@@ -318,7 +318,7 @@ mod tests {
             for micros in (0..3_000u64).chain([9_999, 10_000, 123_456, 60_000_000, 3_600_000_001]) {
                 tracing::info!(target: REQUEST_TARGET, latency_ms = micros as f64 / 1000.0, "answered");
             }
-            for value in [0.1 + 0.2, -0.5, 1e15, 1e21, 2.5e-7, f64::NAN, f64::INFINITY, 0.0005] {
+            for value in [0.1 + 0.2, -0.5, -0.0, 1e15, 1e21, 2.5e-7, f64::NAN, f64::INFINITY, 0.0005] {
                 tracing::info!(target: REQUEST_TARGET, latency_ms = value, "answered");
             }
             tracing::info!(target: REQUEST_TARGET, status = 0u16, n = u64::MAX, i = i64::MIN, j = -7i64, "answered");
