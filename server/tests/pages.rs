@@ -69,12 +69,7 @@ async fn a_write_is_seen_by_the_next_page() {
 
     // Behind this process's back (as another server over the same file would write):
     // once the catalog watcher has seen the version the database's triggers moved on.
-    app::on_pool!(app.db, |pool| sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = $1")
-        .bind(rex)
-        .execute(pool)
-        .await
-        .map(|_| ()))
-    .unwrap();
+    app.rename_pet_behind_the_services(rex, "Bella").await;
     // Promised within the watch interval (100 ms); polled, with room for a loaded machine.
     let mut catalog = String::new();
     for _ in 0..20 {

@@ -201,12 +201,7 @@ async fn get_by_id_shows_every_write_after_reads_were_kept() {
 
     // Behind this process's back (as another server over the same file would write):
     // within the catalog watcher's interval, polled with room for a loaded machine.
-    app::on_pool!(app.db, |pool| sqlx::query("UPDATE pets SET name = 'Bella', name_key = 'bella' WHERE id = $1")
-        .bind(pet)
-        .execute(pool)
-        .await
-        .map(|_| ()))
-    .unwrap();
+    app.rename_pet_behind_the_services(pet, "Bella").await;
     let mut name = serde_json::Value::Null;
     for _ in 0..20 {
         tokio::time::sleep(app::db::CATALOG_WATCH_INTERVAL).await;

@@ -223,6 +223,20 @@ impl TestApp {
         (reply.body["quantity"].as_i64().unwrap(), reply.body["status"].as_str().unwrap().to_owned())
     }
 
+    /// Renames a pet with SQL on the pool, behind the services (as another server over
+    /// the same database would write): this process learns of it from the catalog
+    /// watcher, not from a write of its own.
+    pub async fn rename_pet_behind_the_services(&self, pet_id: i64, name: &str) {
+        app::on_pool!(self.db, |pool| sqlx::query("UPDATE pets SET name = $1, name_key = $2 WHERE id = $3")
+            .bind(name)
+            .bind(name.to_lowercase())
+            .bind(pet_id)
+            .execute(pool)
+            .await
+            .map(|_| ()))
+        .unwrap();
+    }
+
     pub async fn count(&self, table: &str) -> i64 {
         let sql = format!("SELECT COUNT(*) FROM {table}");
         app::on_pool!(self.db, |pool| sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await).unwrap()
