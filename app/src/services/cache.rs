@@ -123,6 +123,11 @@ fn one_card_bytes(card: &PetCard) -> u32 {
     u32::try_from(card_bytes(card)).unwrap_or(u32::MAX)
 }
 
+/// About the memory a pet's JSON takes: its bytes, and the entry that holds them.
+fn json_bytes(json: &axum::body::Bytes) -> u32 {
+    u32::try_from(std::mem::size_of::<(i64, u64, axum::body::Bytes)>() + json.len()).unwrap_or(u32::MAX)
+}
+
 /// About the memory a page of cards takes.
 fn cards_bytes(cards: &[PetCard]) -> u32 {
     u32::try_from(cards.iter().map(card_bytes).sum::<usize>()).unwrap_or(u32::MAX)
@@ -149,7 +154,7 @@ impl Default for Caches {
             cards: ReadCache::weighed(CARDS_MAX_BYTES, one_card_bytes),
             pages: ReadCache::weighed(PAGES_MAX_BYTES, |cards| cards_bytes(cards)),
             summaries: ReadCache::new(4),
-            pet_json: ReadCache::weighed(PET_JSON_MAX_BYTES, |json| u32::try_from(json.len()).unwrap_or(u32::MAX)),
+            pet_json: ReadCache::weighed(PET_JSON_MAX_BYTES, json_bytes),
         }
     }
 }
