@@ -93,7 +93,8 @@ where
     response
 }
 
-/// About how many headers the guard and the layers outside it add to an answer.
+/// About how many headers the guard and the layers outside it add to an answer (the
+/// guard reserves room for them all at once).
 pub const ANSWER_HEADERS: usize = 16;
 
 /// Stands in for `guard` when measuring it: every request is `caller`, nothing counted.
