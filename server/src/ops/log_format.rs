@@ -318,7 +318,21 @@ mod tests {
             for micros in (0..3_000u64).chain([9_999, 10_000, 123_456, 60_000_000, 3_600_000_001]) {
                 tracing::info!(target: REQUEST_TARGET, latency_ms = micros as f64 / 1000.0, "answered");
             }
-            for value in [0.1 + 0.2, -0.5, -0.0, 1e15, 1e21, 2.5e-7, f64::NAN, f64::INFINITY, 0.0005] {
+            for value in [
+                0.1 + 0.2,
+                -0.5,
+                -0.0,
+                999_999_999_999.999,
+                1e12,
+                1e15,
+                1e21,
+                2.5e-7,
+                5e-324,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                0.0005,
+            ] {
                 tracing::info!(target: REQUEST_TARGET, latency_ms = value, "answered");
             }
             tracing::info!(target: REQUEST_TARGET, status = 0u16, n = u64::MAX, i = i64::MIN, j = -7i64, "answered");
