@@ -133,8 +133,8 @@ async fn a_failed_delivery_is_retried_with_the_same_id_and_the_log_says_so() {
     let got = receiver.wait_for(Duration::from_secs(12), |got| got.len() >= 2).await;
     assert_eq!(got[0].headers["webhook-id"], got[1].headers["webhook-id"], "the same event, the same id");
     assert_eq!(types(&receiver.events(&secret)), ["pet.created", "pet.created"]);
-    let log = app.get(&format!("/api/v1/webhooks/{webhook}/deliveries")).await;
-    let attempts = log.body.as_array().unwrap();
+    let log = settled_log(&app, webhook, 2).await;
+    let attempts = log.as_array().unwrap();
     // Newest first: the retry that succeeded, then the failure that led to it.
     assert_eq!((attempts[0]["attempt"].clone(), attempts[0]["status"].clone()), (json!(2), json!("succeeded")));
     assert_eq!(attempts[0]["responseStatus"], 200);
@@ -466,6 +466,21 @@ async fn the_console_manages_endpoints_and_shows_their_deliveries() {
     assert_eq!(act(id, "delete").await.body["text"], format!("Deleted endpoint #{id}."));
     assert_eq!(app.get(&format!("/api/v1/webhooks/{id}")).await.status, StatusCode::NOT_FOUND);
     act(id, "test").await.assert_error(404, "not_found");
+}
+
+/// The endpoint's delivery log once it holds `attempts` attempts and none is pending (5 s
+/// at most): the receiver has a request a moment before the server writes down its answer.
+async fn settled_log(app: &TestApp, webhook: i64, attempts: usize) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let log = app.get(&format!("/api/v1/webhooks/{webhook}/deliveries")).await.body;
+        let rows = log.as_array().unwrap();
+        if rows.len() >= attempts && rows.iter().all(|row| row["status"] != "pending") {
+            return log;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the delivery log never settled: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Shows the console page `path` again until it contains `text` (5 s at most).
