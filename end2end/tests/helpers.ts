@@ -1,8 +1,27 @@
-import { test as base, expect, Page } from '@playwright/test';
+import { test as base, expect, Page, Response } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
 export { expect };
+
+/** Resolves once `count` of the page's live-stock streams (`/live`) have been answered.
+ *  Each starts at the store's latest event when the server takes it, so a change the page
+ *  should show live must come after: call before the navigation that opens them, await
+ *  before making the change. (The pet page opens two, the catalog one.) */
+export function liveStreams(page: Page, count: number): Promise<void> {
+  let seen = 0;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${seen} of ${count} live streams opened in 15 s`)), 15_000);
+    const onResponse = (response: Response) => {
+      if (new URL(response.url()).pathname === '/live' && ++seen === count) {
+        clearTimeout(timer);
+        page.off('response', onResponse);
+        resolve();
+      }
+    };
+    page.on('response', onResponse);
+  });
+}
 
 /** What went wrong in the pages of the running test (see `failOnPageErrors`). */
 const pageProblems: string[] = [];

@@ -1,4 +1,4 @@
-import { cliKey, expect, failOnPageErrors, hydrated, signIn, stockedPet, test, unique, shoot } from './helpers';
+import { cliKey, expect, failOnPageErrors, hydrated, liveStreams, signIn, stockedPet, test, unique, shoot } from './helpers';
 
 // Live stock: a pet page and the catalog follow the store's events, so that a pet
 // that sells out while a shopper looks at it shows so at once, its order button too.
@@ -12,15 +12,20 @@ test('a pet page and the catalog show a pet selling out through the API, without
   const name = unique('Last');
   const pet = await stockedPet(page, admin, name, 2);
 
+  // The order below must come after the pages' streams have started (`liveStreams`).
+  const streaming = liveStreams(page, 2);
   await page.goto(`/pets/${pet}`);
   await hydrated(page);
+  await streaming;
   await expect(page.locator('.facts .stock')).toHaveText('2');
   await expect(page.getByRole('button', { name: 'Order' })).toBeVisible();
   // A visitor without a key, on the catalog page with the pet's card.
   const visitor = await (await browser.newContext()).newPage();
   failOnPageErrors(visitor);
+  const visitorStreaming = liveStreams(visitor, 1);
   await visitor.goto(`/?q=${encodeURIComponent(name)}`);
   await hydrated(visitor);
+  await visitorStreaming;
   const card = visitor.locator(`.card[data-pet-id="${pet}"]`);
   await expect(card.locator('.stock')).toHaveText('2 in stock');
 

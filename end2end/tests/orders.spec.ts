@@ -1,5 +1,5 @@
 import { Page } from '@playwright/test';
-import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, liveStreams, signIn } from './helpers';
 
 // Ordering in the browser: the state table as a shopper and the staff see it.
 // Runs after catalog.spec.ts (name order, one worker): it changes the demo stock.
@@ -52,8 +52,11 @@ test('a shopper orders the last unit (pending), staff complete it (sold)', { tag
 test('stock that ran out is a clear error; cancelled orders give their stock back', async ({ page }) => {
   const key = cliKey('customer', 'e2e canceller');
   await signIn(page, key);
-  // Misty (Cats) has 5 units.
+  // Misty (Cats) has 5 units. The order through the API below must come after the
+  // page's streams have started (`liveStreams`).
+  const streaming = liveStreams(page, 2);
   await petPage(page, 'Misty');
+  await streaming;
   await page.getByLabel('Quantity').fill('2');
   await page.getByRole('button', { name: 'Order' }).click();
   await expect(page.locator('.facts .stock')).toHaveText('3');

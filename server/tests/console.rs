@@ -17,7 +17,8 @@ const TABLES: [&str; 7] = ["categories", "pets", "inventory", "api_keys", "order
 #[tokio::test]
 async fn console_functions_refuse_everyone_but_staff_and_change_nothing() {
     let app = TestApp::with_config(server::Config { webhooks_allow_private: true, ..server::Config::default() }).await;
-    let hook = serde_json::json!({ "url": "http://127.0.0.1:9/hook", "events": ["*"] });
+    // For an event nothing here causes: the deliverer would add log rows in the background.
+    let hook = serde_json::json!({ "url": "http://127.0.0.1:9/hook", "events": ["order.completed"] });
     assert_eq!(app.post("/api/v1/webhooks", hook).await.status, StatusCode::CREATED);
     let category = app.category("Dogs").await;
     let pet = app.pet("Rex", category, None).await;

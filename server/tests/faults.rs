@@ -459,16 +459,16 @@ async fn a_full_postgres_volume_refuses_writes_with_507_and_they_work_again_when
 
     let (created, status, body) = fill_until_refused(&http, &admin, &pet).await;
     assert_eq!((status, body["code"].as_str()), (507, Some("insufficient_storage")), "{body}");
+    // Not ready from that refusal on (asked at once, before anything slower: the store's
+    // probe tries its own one-row write every half second, and on PostgreSQL that
+    // update can fit in its page while new rows cannot).
+    let (status, ready) = http.send("GET", "/readyz", None, None, &[]).await.unwrap();
+    assert_eq!((status, ready["dependency"].as_str()), (503, Some("database")), "{ready}");
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pets")
         .fetch_one(&mut sqlx::PgConnection::connect(&url).await.unwrap())
         .await
         .unwrap();
     assert_eq!(stored, created as i64, "the refused write changed nothing");
-    // Not ready from that refusal on (asked at once: the store's probe tries its own
-    // one-row write every half second, and on PostgreSQL that update can fit in its
-    // page while new rows cannot).
-    let (status, ready) = http.send("GET", "/readyz", None, None, &[]).await.unwrap();
-    assert_eq!((status, ready["dependency"].as_str()), (503, Some("database")), "{ready}");
     assert_eq!(http.get("/api/v1/pets?limit=5", &admin).await.unwrap().0, 200, "reads go on");
 
     volume.resize("64m");

@@ -274,10 +274,15 @@ mod tests {
     #[tokio::test]
     async fn a_catalog_change_by_another_process_is_seen_within_the_watch_interval() {
         let (dir, db) = store().await;
+        let started = db.generation();
         let watcher = tokio::spawn(db.clone().watch_catalog());
         // Its first read moves the generation on once (what was cached before it may
-        // predate a change): let it happen first.
-        tokio::time::sleep(2 * db::CATALOG_WATCH_INTERVAL).await;
+        // predate a change): wait for it, however slow the machine.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while db.generation() == started {
+            assert!(tokio::time::Instant::now() < deadline, "the watcher never made its first read");
+            tokio::time::sleep(db::CATALOG_WATCH_INTERVAL / 10).await;
+        }
         let cache = ReadCache::<i64, &str>::new(10);
         assert_eq!(cache.get_or_read(&db, 1, || async { ok("before") }).await.unwrap(), "before");
         tokio::time::sleep(3 * db::CATALOG_WATCH_INTERVAL).await;
