@@ -321,7 +321,24 @@ async fn cors_allows_any_origin_and_exposes_every_header() {
     // Every header (the rate-limit ones, Retry-After, Deprecation, Sunset, Link, ...).
     assert_eq!(reply.header("access-control-expose-headers"), Some("*"));
     assert_eq!(reply.header("access-control-allow-origin"), Some("*"));
-    assert!(reply.header("vary").is_none_or(|vary| !vary.contains("origin")), "nothing varies by Origin");
+    assert_eq!(reply.header("vary"), Some("origin"));
+
+    // Without an `Origin` (a server, a script): no CORS headers, and the answer says it
+    // depends on it, whoever gives it (the handler, the guard).
+    let plain = app.get("/api/v1/pets").await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert!(
+        plain.header("access-control-allow-origin").is_none()
+            && plain.header("access-control-expose-headers").is_none()
+    );
+    assert_eq!(plain.header("vary"), Some("origin"));
+    let refused = app.send(Request::get("/api/v1/pets").body(Body::empty()).unwrap()).await;
+    refused.assert_error(401, "missing_api_key");
+    assert_eq!(refused.header("vary"), Some("origin"));
+    // An OPTIONS without an `Origin` is no preflight: the API has no such method.
+    let options = app.request(Method::OPTIONS, "/api/v1/pets", None).await;
+    options.assert_error(405, "method_not_allowed");
+    assert!(options.header("access-control-allow-methods").is_none());
 }
 
 /// The guard's own refusal of a beta operation says it is beta too: every answer of

@@ -25,7 +25,7 @@ use futures_util::FutureExt;
 use serde::Serialize;
 use tower::util::Either;
 use tower::util::future::EitherResponseFuture;
-use tower::{Service, ServiceBuilder};
+use tower::{Layer, Service, ServiceBuilder};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowHeaders, Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -44,14 +44,28 @@ pub const BASE: &str = "/api/v1";
 /// route carries, boxed, for each request, and with a dozen of them that cloning,
 /// allocating and moving was a quarter of the server's CPU per API request
 /// (docs/PERFORMANCE.md); the metrics count every answer from outside it all
-/// (`ops::EveryRequest`). From the outside in: CORS (preflight requests are answered
-/// there), authentication and rate limits (`EveryRequest`), the body limit, the panic
-/// catcher.
+/// (`ops::EveryRequest`). From the outside in: CORS, for requests with an `Origin`
+/// (preflight requests are answered there), authentication and rate limits
+/// (`EveryRequest`), the body limit, the panic catcher.
 pub fn service(state: AppState) -> impl HttpService {
-    ServiceBuilder::new()
-        .layer(cors())
-        .layer_fn(|inner| EveryRequest { state: state.clone(), inner })
-        .service(routes(state.clone()))
+    let guarded = EveryRequest { state: state.clone(), inner: routes(state) };
+    // CORS is for browsers, which send `Origin` with every cross-origin request (and
+    // every preflight): a request without one (a server, a script) has no use for its
+    // headers and skips it, which was a twentieth of a cached read's instructions.
+    let by_origin = Split {
+        goes_left: |request: &Request| request.headers().contains_key(header::ORIGIN),
+        left: cors().layer(guarded.clone()),
+        right: guarded,
+    };
+    ServiceBuilder::new().map_response(vary_by_origin).service(by_origin)
+}
+
+/// Every answer says it depends on `Origin` (CORS headers with one, none without), so
+/// that a cache between a browser and the API never hands a browser an answer made for
+/// a request without it.
+fn vary_by_origin(mut response: Response) -> Response {
+    response.headers_mut().append(header::VARY, HeaderValue::from_static("origin"));
+    response
 }
 
 /// The API without authentication and rate limits: every request acts as `caller`.
@@ -77,8 +91,6 @@ fn routes(state: AppState) -> impl HttpService {
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);
     let inner = ServiceBuilder::new()
-        // The limit below is the one that holds (axum's own, 2 MB, would be a second).
-        .layer(axum::extract::DefaultBodyLimit::disable())
         .layer(CatchPanicLayer::custom(|_| AppError::internal("handler panicked", "panic").into_response()))
         .service(router);
     // Bodies are cut off at the limit as they arrive, with or without a Content-Length;
@@ -90,9 +102,16 @@ fn routes(state: AppState) -> impl HttpService {
             .layer(RequestBodyLimitLayer::new(limit))
             .service(inner.clone())
     };
+    // axum's extractors add a limit of their own, 2 MB, unless told not to: a photo is
+    // larger. Every other body is cut off far below it, so only photos are told (telling
+    // is an extension inserted into each request, a fifth of what the limits cost).
+    const { assert!(extract::BODY_LIMIT < 2_000_000 && app::services::photos::MAX_UPLOAD_BYTES > 2_000_000) };
+    let photos = ServiceBuilder::new()
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .service(limited(app::services::photos::MAX_UPLOAD_BYTES));
     let by_route = Split {
         goes_left: |request: &Request| extract::is_photo_upload(request.method(), request.uri().path()),
-        left: limited(app::services::photos::MAX_UPLOAD_BYTES),
+        left: photos,
         right: limited(extract::BODY_LIMIT),
     };
     ServiceBuilder::new()
@@ -207,10 +226,10 @@ impl<S: HttpService> Service<Request> for EveryRequest<S> {
 /// CORS for third-party web apps: any origin, no credentials (keys travel in headers),
 /// so the wildcards of the Fetch standard apply: any method, every response header
 /// exposed. Allowed request headers are those the preflight asks for (a wildcard would
-/// not cover `Authorization`). Nothing here depends on the request's `Origin`, so no
-/// `Vary`. Every value is a constant but the max-age: axum clones this layer for every
-/// request, and a value built from a list was an allocation or a shared count to bump
-/// each time (docs/PERFORMANCE.md).
+/// not cover `Authorization`). No `Vary` of its own: [`service`] adds `Vary: Origin` to
+/// every answer, with an `Origin` or without. Every value is a constant but the
+/// max-age: a value built from a list was an allocation or a shared count to bump each
+/// time (docs/PERFORMANCE.md).
 fn cors() -> CorsLayer {
     CorsLayer::new()
         .allow_origin(Any)
