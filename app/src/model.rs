@@ -539,7 +539,7 @@ pub struct SignUp {
 }
 
 /// Who is calling: the key's id, role and limits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Caller {
     pub key_id: i64,
     pub role: Role,

@@ -16,9 +16,10 @@
 //! outcome, `ops::forms`) is served the kept page. A signed-in visitor's page names
 //! them in its header: on the catalog and the categories page that island is the only
 //! part that is theirs, so they are sent the kept page with the island drawn for them
-//! (`app::ui::account_nav_html`) in place of the anonymous one: 86 µs of the server's
-//! CPU a page instead of 464 for a whole render (`make bench`, runs N and L). Every
-//! other page of a signed-in visitor is rendered for them.
+//! (`app::ui::account_nav_html`, kept per caller and page) in place of the anonymous
+//! one: 86 µs of the server's CPU a page instead of 464 for a whole render (`make
+//! bench`, runs N and L), before the island was kept. Every other page of a signed-in
+//! visitor is rendered for them.
 
 use std::sync::Arc;
 
@@ -37,6 +38,8 @@ use leptos::nonce::Nonce;
 /// Bytes of pages kept at most (catalog filters and pages, pet pages; a page is 10 to
 /// 40 KB).
 const PAGES_MAX_BYTES: u64 = 32 << 20;
+/// Bytes of account islands kept at most (one is about 1.5 KB).
+const ACCOUNTS_MAX_BYTES: u64 = 4 << 20;
 /// How long a page nobody asks for is kept (pages of past generations end this way).
 const PAGES_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
@@ -49,6 +52,11 @@ pub struct PageCache {
     flash_cookie: FlashCookie,
     /// By the page's key, each with the generation it was rendered at.
     pages: moka::future::Cache<String, (u64, Arc<KeptPage>)>,
+    /// The header's account island as drawn for a caller on a page (its path and
+    /// query): drawing it was most of a signed-in page's CPU, and a shopper reloads and
+    /// pages through the catalog as the same caller. It shows nothing of the catalog,
+    /// so it never goes stale; the session is checked on every request all the same.
+    accounts: moka::future::Cache<(Caller, String), Arc<str>>,
 }
 
 impl PageCache {
@@ -60,6 +68,13 @@ impl PageCache {
             pages: moka::future::Cache::builder()
                 .max_capacity(PAGES_MAX_BYTES)
                 .weigher(|_, (_, page): &(u64, Arc<KeptPage>)| u32::try_from(page.len()).unwrap_or(u32::MAX))
+                .time_to_idle(PAGES_IDLE)
+                .build(),
+            accounts: moka::future::Cache::builder()
+                .max_capacity(ACCOUNTS_MAX_BYTES)
+                .weigher(|(_, path): &(Caller, String), html: &Arc<str>| {
+                    u32::try_from(path.len() + html.len()).unwrap_or(u32::MAX)
+                })
                 .time_to_idle(PAGES_IDLE)
                 .build(),
         }
@@ -147,14 +162,10 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
         Some(_) => return rendered(next, request).await,
     };
     let Some(key) = page_key(request.uri()) else { return rendered(next, request).await };
-    // As the page's header would be drawn for them: on this page, its query included.
-    let account = signed_in.map(|caller| {
-        let path = match request.uri().query() {
-            Some(query) if !query.is_empty() => format!("{}?{query}", request.uri().path()),
-            _ => request.uri().path().to_owned(),
-        };
-        app::ui::account_nav_html(Some(caller), path)
-    });
+    let account = match signed_in {
+        Some(caller) => Some(account_island(&cache, caller, request.uri()).await),
+        None => None,
+    };
     let how = if account.is_some() { "assembled" } else { "kept" };
     // Taken before rendering: a write committed meanwhile makes this render stale.
     let generation = cache.db.generation();
@@ -187,6 +198,22 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
             not_kept
         }
     }
+}
+
+/// The header's account island as the page would draw it for `caller`: on this page,
+/// its query included.
+async fn account_island(cache: &PageCache, caller: Caller, uri: &axum::http::Uri) -> Arc<str> {
+    let path = match uri.query() {
+        Some(query) if !query.is_empty() => format!("{}?{query}", uri.path()),
+        _ => uri.path().to_owned(),
+    };
+    let key = (caller, path);
+    if let Some(html) = cache.accounts.get(&key).await {
+        return html;
+    }
+    let html: Arc<str> = app::ui::account_nav_html(Some(caller), key.1.clone()).into();
+    cache.accounts.insert(key, html.clone()).await;
+    html
 }
 
 /// The page rendered for this request alone.

@@ -181,6 +181,15 @@ async fn a_signed_in_visitor_gets_the_kept_page_with_their_own_header() {
             assert_eq!(assembled.header("cache-control"), whole.header("cache-control"));
         }
     }
+    // The island is kept per caller and page: the same caller on another query of the
+    // same page is sent back there after signing out, not to the first one's.
+    for _ in 0..2 {
+        let other = page(&app, "/?q=max", Some(&admin)).await;
+        let start = other.text.find(app::ui::ACCOUNT_NAV_START).expect("the account island");
+        let island = &other.text[start..start + other.text[start..].find("</leptos-island>").unwrap()];
+        assert!(island.contains("q=max") && !island.contains("q=rex"), "{island}");
+        assert!(island.contains(">Staff<"), "the admin's own: {island}");
+    }
     // Anonymous visitors still get the anonymous header from the same kept page.
     let anonymous = page(&app, "/?q=rex&status=available", None).await;
     assert!(anonymous.text.contains(">Sign in<") && !anonymous.text.contains("Sign out"));
