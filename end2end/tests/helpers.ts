@@ -4,16 +4,21 @@ import * as path from 'node:path';
 
 export { expect };
 
-/** Resolves once `count` of the page's live-stock streams (`/live`) have been answered.
- *  Each starts at the store's latest event when the server takes it, so a change the page
- *  should show live must come after: call before the navigation that opens them, await
- *  before making the change. (The pet page opens two, the catalog one.) */
-export function liveStreams(page: Page, count: number): Promise<void> {
+/** Resolves once `count` live-stock streams (`/live`) of pages at a path matching
+ *  `onPage` have started (answered 200; the Referer says which page opened a stream, so
+ *  a stream of the page before, answered late, is not counted). Each starts at the
+ *  store's latest event when the server takes it, so a change the page should show live
+ *  must come after: call before the navigation that opens them, await before making the
+ *  change. (The pet page opens two, the catalog one.) */
+export function liveStreams(page: Page, count: number, onPage: RegExp): Promise<void> {
   let seen = 0;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${seen} of ${count} live streams opened in 15 s`)), 15_000);
-    const onResponse = (response: Response) => {
-      if (new URL(response.url()).pathname === '/live' && ++seen === count) {
+    const onResponse = async (response: Response) => {
+      if (new URL(response.url()).pathname !== '/live' || response.status() !== 200) return;
+      const referer = await response.request().headerValue('referer');
+      if (referer === null || !onPage.test(new URL(referer).pathname)) return;
+      if (++seen === count) {
         clearTimeout(timer);
         page.off('response', onResponse);
         resolve();

@@ -13,7 +13,7 @@ test('a pet page and the catalog show a pet selling out through the API, without
   const pet = await stockedPet(page, admin, name, 2);
 
   // The order below must come after the pages' streams have started (`liveStreams`).
-  const streaming = liveStreams(page, 2);
+  const streaming = liveStreams(page, 2, /^\/pets\/\d+$/);
   await page.goto(`/pets/${pet}`);
   await hydrated(page);
   await streaming;
@@ -22,7 +22,7 @@ test('a pet page and the catalog show a pet selling out through the API, without
   // A visitor without a key, on the catalog page with the pet's card.
   const visitor = await (await browser.newContext()).newPage();
   failOnPageErrors(visitor);
-  const visitorStreaming = liveStreams(visitor, 1);
+  const visitorStreaming = liveStreams(visitor, 1, /^\/$/);
   await visitor.goto(`/?q=${encodeURIComponent(name)}`);
   await hydrated(visitor);
   await visitorStreaming;

@@ -10,7 +10,8 @@ use common::TestApp;
 use serde_json::Value;
 use server::Config;
 
-// OPTIONS is left out: the CORS layer answers every preflight before routing.
+// OPTIONS is left out: the CORS layer answers every preflight (an OPTIONS with an
+// Origin) before routing; the API has no OPTIONS operation of its own.
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 async fn document(app: &TestApp) -> Value {

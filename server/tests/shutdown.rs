@@ -29,6 +29,7 @@ fn sigterm_finishes_the_request_in_flight_and_refuses_new_connections() {
     // The server is reading the body: a connection made after this one has been answered
     // (connections are accepted in order), and a moment more for the headers to be read.
     let mut later = TcpStream::connect(server.addr).unwrap();
+    later.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(later, "GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", server.addr).unwrap();
     let mut answer = String::new();
     later.read_to_string(&mut answer).unwrap();

@@ -84,8 +84,9 @@ where
             (error.into_response(), window)
         }
     };
-    // Room for these and what the layers outside add (CORS, security headers, request
-    // id) at once, rather than the map growing (and rehashing) three times on the way.
+    // Room for these and what the layers outside add (CORS for a request with an
+    // Origin, `Vary`, security headers, request id) at once, rather than the map
+    // growing (and rehashing) three times on the way.
     response.headers_mut().reserve(ANSWER_HEADERS);
     if let Some(window) = window {
         rate_limit_headers(response.headers_mut(), window);
