@@ -38,7 +38,7 @@ use leptos::nonce::Nonce;
 /// Bytes of pages kept at most (catalog filters and pages, pet pages; a page is 10 to
 /// 40 KB).
 const PAGES_MAX_BYTES: u64 = 32 << 20;
-/// Bytes of account islands kept at most (one is about 1.5 KB).
+/// Bytes of account islands kept at most (one is about 0.7 KB: its HTML and its props).
 const ACCOUNTS_MAX_BYTES: u64 = 4 << 20;
 /// How long a page nobody asks for is kept (pages of past generations end this way).
 const PAGES_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
