@@ -468,30 +468,23 @@ async fn the_console_manages_endpoints_and_shows_their_deliveries() {
     act(id, "test").await.assert_error(404, "not_found");
 }
 
-/// The endpoint's delivery log once it holds `attempts` attempts and none is pending (5 s
-/// at most): the receiver has a request a moment before the server writes down its answer.
+/// The endpoint's delivery log once it holds `attempts` attempts and none is pending:
+/// the receiver has a request a moment before the server writes down its answer.
 async fn settled_log(app: &TestApp, webhook: i64, attempts: usize) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
+    common::eventually(async || {
         let log = app.get(&format!("/api/v1/webhooks/{webhook}/deliveries")).await.body;
         let rows = log.as_array().unwrap();
-        if rows.len() >= attempts && rows.iter().all(|row| row["status"] != "pending") {
-            return log;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the delivery log never settled: {log}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        let settled = rows.len() >= attempts && rows.iter().all(|row| row["status"] != "pending");
+        if settled { Ok(log) } else { Err(format!("the delivery log {log}")) }
+    })
+    .await
 }
 
-/// Shows the console page `path` again until it contains `text` (5 s at most).
+/// Shows the console page `path` again until it contains `text` (`common::eventually`).
 async fn poll_page(app: &TestApp, cookie: &str, path: &str, text: &str) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
+    common::eventually(async || {
         let page = console_page(app, cookie, path).await;
-        if page.contains(text) {
-            return page;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{path} never showed {text:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        if page.contains(text) { Ok(page) } else { Err(format!("{path} showing {text:?}")) }
+    })
+    .await
 }

@@ -243,6 +243,19 @@ impl TestApp {
     }
 }
 
+/// Asks `check` every 50 ms until it gives a value, for what the server does a moment
+/// after it answers; fails after 5 s with what the last try saw (`check`'s `Err`).
+pub async fn eventually<T>(mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(seen) => assert!(tokio::time::Instant::now() < deadline, "still not so after 5 s; last seen: {seen}"),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// The target of a `Link: <…>; rel="next"` header.
 pub fn next_link(reply: &Reply) -> Option<String> {
     let link = reply.header("link")?;
