@@ -10,6 +10,7 @@ pub mod config;
 pub mod media;
 pub mod ops;
 pub mod pages;
+pub mod serve;
 pub mod streams;
 
 use std::convert::Infallible;

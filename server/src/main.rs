@@ -2,14 +2,12 @@
 //! API keys. Settings are flags or environment variables (`config::Config`, the README).
 
 use std::io::IsTerminal;
-use std::net::SocketAddr;
 
 use anyhow::{Context, bail};
 
 use app::model::{Limits, NewApiKey, Plan, Role};
 use app::services::clock::Clock;
 use app::services::keys;
-use axum::ServiceExt;
 use axum::serve::ListenerExt;
 use clap::{Parser, Subcommand};
 use leptos::prelude::get_configuration;
@@ -252,7 +250,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
-    let served = axum::serve(listener.tap_io(no_delay), router.into_make_service_with_connect_info::<SocketAddr>())
+    let served = axum::serve(listener.tap_io(no_delay), server::serve::connections(router))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             // Event streams stay open until told: end them, or the shutdown waits.

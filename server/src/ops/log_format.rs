@@ -6,7 +6,7 @@
 //! the timestamp, level and target through `write!` (docs/PERFORMANCE.md, "What
 //! changed"). Everything else, and every line while colours are on, is `Full`'s.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -118,72 +118,96 @@ where
         })?;
         writer.write_str(meta.target())?;
         writer.write_str(": ")?;
-        let mut fields = Fields { writer: writer.by_ref(), first: true, result: Ok(()) };
-        event.record(&mut fields);
-        fields.result?;
-        writer.write_char('\n')
+        // The fields are gathered in a buffer and written to the line at once: each
+        // write to `writer` is a `dyn` call, and a field took five or six of them.
+        let mut write_fields = |line: &mut String| {
+            line.clear();
+            let mut fields = Fields { line, first: true, result: Ok(()) };
+            event.record(&mut fields);
+            fields.result?;
+            fields.line.push('\n');
+            let written = writer.write_str(fields.line);
+            // Not kept at the size of a rare long line (a path of kilobytes).
+            if fields.line.capacity() > 4096 {
+                *fields.line = String::new();
+            }
+            written
+        };
+        // A fresh buffer when this thread's is gone (its locals being torn down) or in
+        // use (a line logged while one is formatted).
+        match FIELDS.try_with(|kept| kept.try_borrow_mut().ok().map(|mut line| write_fields(&mut line))) {
+            Ok(Some(written)) => written,
+            _ => write_fields(&mut String::new()),
+        }
     }
+}
+
+thread_local! {
+    /// The request line's fields, gathered before they are written (kept, so that a
+    /// line allocates nothing).
+    static FIELDS: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 /// The fields as `DefaultFields` writes them (the message bare, then `name=value`,
 /// strings quoted), with a string that needs no escaping copied as it is.
-struct Fields<'w> {
-    writer: Writer<'w>,
+struct Fields<'l> {
+    line: &'l mut String,
     first: bool,
+    /// A `Debug` implementation's error, if one failed.
     result: fmt::Result,
 }
 
 impl Fields<'_> {
-    fn write(&mut self, field: &Field, value: impl FnOnce(&mut Writer<'_>) -> fmt::Result) {
-        if self.result.is_err() {
-            return;
+    /// The line, after the separator and the field's name.
+    fn named(&mut self, field: &Field) -> &mut String {
+        if !std::mem::take(&mut self.first) {
+            self.line.push(' ');
         }
-        let separator = if std::mem::take(&mut self.first) { "" } else { " " };
-        self.result = (|| {
-            self.writer.write_str(separator)?;
-            if field.name() != "message" {
-                let name = field.name();
-                self.writer.write_str(name.strip_prefix("r#").unwrap_or(name))?;
-                self.writer.write_char('=')?;
-            }
-            value(&mut self.writer)
-        })();
+        if field.name() != "message" {
+            let name = field.name();
+            self.line.push_str(name.strip_prefix("r#").unwrap_or(name));
+            self.line.push('=');
+        }
+        self.line
+    }
+
+    fn debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let written = write!(self.named(field), "{value:?}");
+        self.result = self.result.and(written);
     }
 }
 
 impl Visit for Fields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == "message" {
-            return self.write(field, |w| w.write_str(value));
+            self.named(field).push_str(value);
+        } else if is_plain(value) {
+            let line = self.named(field);
+            line.push('"');
+            line.push_str(value);
+            line.push('"');
+        } else {
+            self.debug(field, &value);
         }
-        self.write(field, |w| {
-            if is_plain(value) {
-                w.write_char('"')?;
-                w.write_str(value)?;
-                w.write_char('"')
-            } else {
-                write!(w, "{value:?}")
-            }
-        });
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.write(field, |w| w.write_str(itoa::Buffer::new().format(value)));
+        self.named(field).push_str(itoa::Buffer::new().format(value));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.write(field, |w| w.write_str(itoa::Buffer::new().format(value)));
+        self.named(field).push_str(itoa::Buffer::new().format(value));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.write(field, |w| match thousandths(value) {
-            Some((whole, thousandths)) => write_thousandths(w, whole, thousandths),
-            None => write!(w, "{value:?}"),
-        });
+        match thousandths(value) {
+            Some((whole, thousandths)) => write_thousandths(self.named(field), whole, thousandths),
+            None => self.debug(field, &value),
+        }
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.write(field, |w| write!(w, "{value:?}"));
+        self.debug(field, value);
     }
 }
 
@@ -210,16 +234,16 @@ fn thousandths(value: f64) -> Option<(u64, u16)> {
 }
 
 /// `12.0`, `0.412`, `1.5`: as `Debug` writes the `f64` of that decimal.
-fn write_thousandths(w: &mut Writer<'_>, whole: u64, thousandths: u16) -> fmt::Result {
+fn write_thousandths(line: &mut String, whole: u64, thousandths: u16) {
     let digits =
         [b'0' + (thousandths / 100) as u8, b'0' + (thousandths / 10 % 10) as u8, b'0' + (thousandths % 10) as u8];
     let mut len = digits.len();
     while len > 1 && digits[len - 1] == b'0' {
         len -= 1;
     }
-    w.write_str(itoa::Buffer::new().format(whole))?;
-    w.write_char('.')?;
-    w.write_str(std::str::from_utf8(&digits[..len]).expect("ASCII digits"))
+    line.push_str(itoa::Buffer::new().format(whole));
+    line.push('.');
+    line.push_str(std::str::from_utf8(&digits[..len]).expect("ASCII digits"));
 }
 
 #[cfg(test)]
