@@ -70,11 +70,14 @@ pub fn hash(key: &str) -> [u8; 32] {
 /// The prefix of a presented key, if it has the shape of one of ours.
 pub fn prefix_of(presented: &str) -> Option<&str> {
     let rest = presented.strip_prefix(KEY_TAG)?.strip_prefix('_')?;
-    let (prefix, secret) = rest.split_once('_')?;
-    // Hex, as `insert` makes them: anything else (a NUL, which PostgreSQL refuses in
-    // text) is no key of this store, without a look-up.
-    let hex = !prefix.is_empty() && prefix.len() <= 32 && prefix.bytes().all(|b| b.is_ascii_hexdigit());
-    (hex && !secret.is_empty()).then_some(prefix)
+    let bytes = rest.as_bytes();
+    // One to 32 hex digits, as `insert` makes them, then `_` and the secret: anything
+    // else (a NUL, which PostgreSQL refuses in text) is no key of this store, without a
+    // look-up. Read byte by byte, once (`split_once` then a check of the prefix was 350
+    // of a read's instructions, by callgrind).
+    let end = bytes.iter().take(33).position(|b| !b.is_ascii_hexdigit())?;
+    // Only ASCII before `end`, so slicing there cannot split a character.
+    (end > 0 && bytes[end] == b'_' && end + 1 < bytes.len()).then(|| &rest[..end])
 }
 
 pub fn random_bytes<const N: usize>() -> AppResult<[u8; N]> {
@@ -207,7 +210,11 @@ mod tests {
     #[test]
     fn prefixes_are_read_only_from_well_formed_keys() {
         assert_eq!(prefix_of("psk_0a1b2c3d4e_secret"), Some("0a1b2c3d4e"));
-        for bad in ["", "psk_", "psk__x", "psk_abc_", "xsk_abc_def", "psk_abc"] {
+        assert_eq!(prefix_of("psk_0a1b2c3d4e_se_cret"), Some("0a1b2c3d4e"));
+        let longest = format!("psk_{}_secret", "F".repeat(32));
+        assert_eq!(prefix_of(&longest), Some(&longest[4..36]));
+        let long = format!("psk_{}_secret", "a".repeat(33));
+        for bad in ["", "psk_", "psk__x", "psk_abc_", "xsk_abc_def", "psk_abc", "psk_abcg_x", "psk_ab\0c_x", &long] {
             assert_eq!(prefix_of(bad), None, "{bad}");
         }
     }
