@@ -3,6 +3,7 @@
 //! layers around the whole router, API and pages alike.
 
 pub mod canonical;
+pub mod deadline;
 pub mod forms;
 pub mod health;
 pub mod log_format;
@@ -173,8 +174,8 @@ impl<S: crate::HttpService> Service<Request> for EveryRequest<S> {
                 self.inner.call(request).map(|Ok(response): Result<Response, Infallible>| response),
             )),
         };
-        let answer = tokio::time::timeout(self.answer_within, answer).map(|answered| {
-            answered.unwrap_or_else(|_| {
+        let answer = deadline::by_deadline(arrived + self.answer_within, answer).map(|answered| {
+            answered.unwrap_or_else(|| {
                 let request = app::request_id::current();
                 tracing::warn!(request, "request timed out");
                 AppError::new(ErrorCode::Unavailable, "the server could not answer in time; try again").into_response()
@@ -229,4 +230,24 @@ fn log_answer(
         latency_ms,
         "answered"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_not_ready_a_second_after_the_request_timeout_is_503() {
+        let config = crate::Config { request_timeout: Duration::from_secs(1), ..crate::Config::default() };
+        let never = tower::service_fn(|_: Request| std::future::pending::<Result<Response, Infallible>>());
+        let app = wrap(never, &config);
+        let started = tokio::time::Instant::now();
+        let request = Request::get("/api/v1/pets/1").body(Body::empty()).unwrap();
+        let response = tower::ServiceExt::oneshot(app, request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(started.elapsed(), Duration::from_secs(2));
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
+        let error: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(error["code"], "unavailable", "{error}");
+    }
 }
