@@ -642,9 +642,9 @@ async fn main() {
     let upload = photo_uploads(&http, &base, &key, sample, pid).await;
     let wasm = wasm_size(&site_root, &bin);
     let rss_load = rows.iter().map(|r| r.rss_peak).fold(0.0, f64::max);
-    // The same GET rows measured by a load generator nobody here wrote. The ceiling
-    // and the pet read are measured in turns, so a slow stretch of the machine falls on
-    // both alike; with them, what the log costs: the same read from two more servers
+    // The same GET rows measured by a load generator nobody here wrote. The ceiling,
+    // the pet read and the list are measured in turns, so a slow stretch of the machine
+    // falls on all alike; with them, what the log costs: the same read from two more servers
     // over the same file, started alike but for the log (the default, and
     // `RUST_LOG=warn`), so that nothing but the log tells them apart.
     let logged = Server::start_with(&bin, &db, &site_root, &[]);
@@ -652,12 +652,14 @@ async fn main() {
     let pet_url = format!("{base}/api/v1/pets/{sample}");
     let logged_pet_url = format!("http://{}/api/v1/pets/{sample}", logged.addr);
     let quiet_pet_url = format!("http://{}/api/v1/pets/{sample}", quiet.addr);
+    let list_url = format!("{base}/api/v1/pets?limit=20");
     let turns = wrk_in_turns(
         &[
             (&ceiling_url_for_wrk, None),
             (&pet_url, Some(&key)),
             (&logged_pet_url, Some(&key)),
             (&quiet_pet_url, Some(&key)),
+            (&list_url, Some(&key)),
         ],
         connections,
         seconds,
@@ -669,7 +671,7 @@ async fn main() {
         ("GET /api/v1/pets/{petId}", turns[1]),
         ("GET /api/v1/pets/{petId}, fresh server, log on", turns[2]),
         ("GET /api/v1/pets/{petId}, fresh server, log off", turns[3]),
-        ("GET /api/v1/pets?limit=20", wrk(&format!("{base}/api/v1/pets?limit=20"), Some(&key), connections, seconds)),
+        ("GET /api/v1/pets?limit=20", turns[4]),
         ("SSR catalog page /", wrk(&format!("{base}/"), None, connections, seconds)),
     ];
     let startup = server.startup;
@@ -796,7 +798,7 @@ async fn main() {
     );
     println!();
     println!(
-        "measured by wrk (Debian's), {connections} connections, 2 threads, {seconds} s each; the first four \
+        "measured by wrk (Debian's), {connections} connections, 2 threads, {seconds} s each; the first five \
          rows in turns, {WRK_TURNS} rounds:"
     );
     println!("{:<50} {:>10} {:>8} {:>9} {:>9}", "row", "req/s", "ceiling", "p50 ms", "p99 ms");
