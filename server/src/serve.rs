@@ -25,7 +25,6 @@ use crate::HttpService;
 /// Makes the service of each accepted connection: `app`'s own copy, which tells each
 /// request the client's address (`ConnectInfo`, as axum's
 /// `into_make_service_with_connect_info` does).
-#[derive(Clone)]
 pub struct Connections<S> {
     app: S,
 }

@@ -57,10 +57,13 @@ mod tests {
     async fn an_answer_ready_by_the_deadline_is_given_and_a_later_one_is_not() {
         let start = Instant::now();
         let deadline = start + Duration::from_secs(2);
-        // Ready at once: no timer is ever made.
-        let ready = by_deadline(deadline, std::future::ready(1));
-        assert!(ready.timer.is_none());
-        assert_eq!(ready.await, Some(1));
+        // Ready at its first poll: no timer is made. One that waits gets one then.
+        let mut ready = std::pin::pin!(by_deadline(deadline, std::future::ready(1)));
+        assert_eq!(futures::poll!(ready.as_mut()), Poll::Ready(Some(1)));
+        assert!(ready.timer.is_none(), "a timer for an answer that was ready");
+        let mut waiting = std::pin::pin!(by_deadline(deadline, std::future::pending::<u8>()));
+        assert_eq!(futures::poll!(waiting.as_mut()), Poll::Pending);
+        assert!(waiting.timer.is_some(), "no timer for an answer that waits");
         // Waits, then is ready before the deadline.
         let waits = by_deadline(deadline, async {
             tokio::time::sleep(Duration::from_millis(1500)).await;
