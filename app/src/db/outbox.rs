@@ -4,8 +4,8 @@
 //! events in one statement, just before the `COMMIT`. Two `INSERT`s per order
 //! (`order.created`, `inventory.updated`), each a round trip to SQLite's connection
 //! thread, cost the orders as much again as the order itself; one per batch is
-//! noise. A write of the batch that is rolled back (its savepoint) takes its events
-//! with it ([`mark`], [`forget_after`]).
+//! noise. A batch that is rolled back (one of its writes failed) takes its events with
+//! it: they are collected again when the other writes run again.
 
 use std::cell::RefCell;
 
@@ -43,16 +43,6 @@ pub async fn add(conn: &mut Conn, event: NewEvent) -> AppResult<()> {
 /// Runs `batch` (the queue's transaction) with a place for its events.
 pub(super) async fn collecting<T>(batch: impl Future<Output = T>) -> T {
     BATCH.scope(RefCell::new(Vec::new()), batch).await
-}
-
-/// How many events the batch holds: where a write's own begin.
-pub(super) fn mark() -> usize {
-    BATCH.try_with(|batch| batch.borrow().len()).unwrap_or(0)
-}
-
-/// Drops the events added after `mark` (their write was rolled back).
-pub(super) fn forget_after(mark: usize) {
-    let _ = BATCH.try_with(|batch| batch.borrow_mut().truncate(mark));
 }
 
 /// Stores the batch's events, in its transaction, before it commits.

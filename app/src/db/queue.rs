@@ -4,10 +4,11 @@
 //! sleep in SQLite's busy handler (1 ms and longer between tries, even once the lock is
 //! free), and every order paid a `BEGIN` and a `COMMIT` of its own. The queue instead
 //! - runs the writes given to [`write`] (orders) one after another on one connection,
-//!   as many to a transaction as queued while the last one ran, each in a savepoint of
-//!   its own, so that a write which fails undoes only itself (a write that succeeds
-//!   leaves its `RELEASE` to go with the next one's `SAVEPOINT`, or to the `COMMIT`:
-//!   one round trip fewer an order); and
+//!   as many to a transaction as queued while the last one ran. A write that fails is
+//!   answered with its failure, the transaction is rolled back, and the other writes
+//!   run again in a new one: a failure undoes only itself, and a batch in which none
+//!   fails (nearly every one) pays for no savepoint, which on PostgreSQL was a
+//!   subtransaction and a round trip an order; and
 //! - gives the writers of [`super::begin_write`] (everything else) their turn in the
 //!   same first-come order, between two such transactions, so neither kind starves
 //!   the other.
@@ -18,16 +19,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 
+use axum::http::HeaderValue;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Conn, Db, engine, outbox, sqlite};
 use crate::error::{AppError, AppResult};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
-/// result. An `Err` undoes the write's statements; other writes of the transaction
-/// are kept. A write must not answer `Ok` after a statement of its own failed: its
-/// savepoint stays open for the next write (or the `COMMIT`) to release, and on
-/// PostgreSQL a failed statement leaves the transaction unusable until `ROLLBACK TO`.
+/// result. It may run more than once: each run but the last is rolled back (another
+/// write of its batch failed), so it must work from what it reads, not from what an
+/// earlier run did. An `Err` undoes the batch's transaction, and the other writes run
+/// again without it.
 pub type Work<'c, T> = Pin<Box<dyn Future<Output = AppResult<T>> + Send + 'c>>;
 
 /// At most this many writes share a transaction, which bounds how long the first of
@@ -37,7 +39,7 @@ const BATCH_MAX: usize = 64;
 const QUEUE_MAX: usize = 1_024;
 
 pub(super) enum Request {
-    Write(Job),
+    Write(Box<dyn Job>),
     /// A writer with a transaction of its own: answered when it may begin.
     Turn(oneshot::Sender<Turn>),
 }
@@ -46,27 +48,48 @@ pub(super) enum Request {
 /// until its transaction has ended.
 pub struct Turn(#[allow(dead_code)] oneshot::Sender<()>);
 
-/// A queued write, given the transaction and whether the last write's savepoint is
-/// still open.
-pub(super) type Job =
-    Box<dyn for<'c> FnOnce(&'c mut Conn, bool) -> Pin<Box<dyn Future<Output = Ran> + Send + 'c>> + Send>;
-
-/// A write that has run: how to answer its caller once the transaction's fate is known,
-/// and where that leaves the transaction's savepoint.
-pub(super) struct Ran {
-    answer: Box<dyn FnOnce(AppResult<()>) + Send>,
-    savepoint: Savepoint,
+/// A queued write: run (perhaps more than once, see [`Work`]), then answered once.
+pub(super) trait Job: Send {
+    /// Its caller gave up (a timeout, a client gone): it need not run.
+    fn abandoned(&self) -> bool;
+    /// Runs the write in the batch's transaction.
+    fn run<'c>(&'c mut self, conn: &'c mut Conn) -> Work<'c, ()>;
+    /// Answers the caller: its last run's result once the transaction committed
+    /// (`outcome` is `Ok`), or else the failure.
+    fn answer(self: Box<Self>, outcome: AppResult<()>);
 }
 
-/// Where a write left its savepoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Savepoint {
-    /// Undone and closed (the write failed), or none was opened.
-    Closed,
-    /// Kept and still open: the next write's `SAVEPOINT`, or the `COMMIT`, releases it.
-    Open,
-    /// It could not be opened or closed: the connection failed under the transaction.
-    Broken,
+struct Queued<T, F> {
+    work: F,
+    /// The request it was queued for: lines the write logs name it (taken on the
+    /// request's task; the write runs on the queue's).
+    request: Option<HeaderValue>,
+    /// The last run's result.
+    done: Option<T>,
+    reply: oneshot::Sender<AppResult<T>>,
+}
+
+impl<T, F> Job for Queued<T, F>
+where
+    T: Send + 'static,
+    F: for<'c> Fn(&'c mut Conn) -> Work<'c, T> + Send + 'static,
+{
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
+
+    fn run<'c>(&'c mut self, conn: &'c mut Conn) -> Work<'c, ()> {
+        let work = crate::request_id::within(self.request.clone(), (self.work)(conn));
+        Box::pin(async move {
+            self.done = Some(work.await?);
+            Ok(())
+        })
+    }
+
+    fn answer(self: Box<Self>, outcome: AppResult<()>) {
+        let Queued { done, reply, .. } = *self;
+        let _ = reply.send(outcome.and_then(|()| done.ok_or_else(not_carried_out)));
+    }
 }
 
 impl Db {
@@ -76,24 +99,11 @@ impl Db {
     pub async fn write<T, F>(&self, work: F) -> AppResult<T>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T> + Send + 'static,
+        F: for<'c> Fn(&'c mut Conn) -> Work<'c, T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel::<AppResult<T>>();
-        // Lines the write logs name the request it was queued for (taken here, on the
-        // request's task; the job runs on the queue's).
-        let request = crate::request_id::id();
-        let job: Job = Box::new(move |conn, last_open| {
-            Box::pin(async move {
-                if reply.is_closed() {
-                    let savepoint = if last_open { Savepoint::Open } else { Savepoint::Closed };
-                    return Ran { answer: Box::new(|_| ()), savepoint };
-                }
-                let (outcome, savepoint) =
-                    crate::request_id::within(request, in_savepoint(conn, last_open, work)).await;
-                Ran { answer: Box::new(move |committed| drop(reply.send(committed.and(outcome)))), savepoint }
-            })
-        });
-        self.send(Request::Write(job)).await?;
+        let job = Queued { work, request: crate::request_id::id(), done: None, reply };
+        self.send(Request::Write(Box::new(job))).await?;
         answer.await.unwrap_or_else(|_| Err(not_carried_out()))
     }
 
@@ -160,13 +170,16 @@ async fn serve(
     }
 }
 
-/// One transaction for `writes`; each caller is answered once it has committed (or
-/// failed: then every write of it is undone and each caller told so).
-async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<super::Inner>, writes: Vec<Job>) {
-    if writes.is_empty() {
-        return;
-    }
-    let mut answers = Vec::with_capacity(writes.len());
+/// One transaction for `writes`; each caller is answered once it has committed. A
+/// write that fails is answered with its failure, the transaction rolled back, and the
+/// others run again in a new one (each failure takes one write out, so this ends). A
+/// transaction that fails to begin or to commit answers each caller with that failure.
+async fn run_together(
+    pool: &super::Pool,
+    reopen: &sqlite::Reopen,
+    db: &Weak<super::Inner>,
+    mut writes: Vec<Box<dyn Job>>,
+) {
     // A failed BEGIN or COMMIT tells the store's health (`health`) what failed.
     let failed = |err: sqlx::Error| {
         if let Some(db) = db.upgrade() {
@@ -174,57 +187,48 @@ async fn run_together(pool: &super::Pool, reopen: &sqlite::Reopen, db: &Weak<sup
         }
         AppError::from(err)
     };
-    let committed = outbox::collecting(async {
-        let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
-        let mut last_open = false;
-        for write in writes {
-            let ran = write(&mut tx, last_open).await;
-            answers.push(ran.answer);
-            last_open = ran.savepoint == Savepoint::Open;
-            if ran.savepoint == Savepoint::Broken {
-                // The connection failed under the batch (on PostgreSQL: it dropped): all is
-                // rolled back, and each caller is told to retry.
-                return Err(AppError::unavailable("the store's connection failed; nothing was written"));
+    loop {
+        writes.retain(|write| !write.abandoned());
+        if writes.is_empty() {
+            return;
+        }
+        let attempt = outbox::collecting(async {
+            let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
+            for (at, write) in writes.iter_mut().enumerate() {
+                if let Err(err) = write.run(&mut tx).await {
+                    // Its statements and the others' with them (theirs run again). A
+                    // rollback that fails (the connection broke) leaves the connection
+                    // for sqlx to close.
+                    let _ = tx.rollback().await;
+                    return Ok(Some((at, err)));
+                }
+            }
+            // The batch's events, in one statement (see `outbox`).
+            outbox::store_batch(&mut tx).await.map_err(failed)?;
+            tx.commit().await.map_err(failed)?;
+            Ok(None)
+        })
+        .await;
+        let committed = match attempt {
+            Ok(Some((at, err))) => {
+                writes.remove(at).answer(Err(err));
+                continue;
+            }
+            Ok(None) => Ok(()),
+            Err(err) => Err(err),
+        };
+        // Also after a failed COMMIT: whether it took effect is unknown.
+        if let Some(db) = db.upgrade() {
+            let db = Db(db);
+            db.bump();
+            if committed.is_ok() {
+                db.note_committed();
             }
         }
-        // The batch's events, in one statement (see `outbox`); the last write's savepoint
-        // may still be open around it, and the COMMIT releases it.
-        outbox::store_batch(&mut tx).await.map_err(failed)?;
-        tx.commit().await.map_err(failed)
-    })
-    .await;
-    // Also after a failed COMMIT: whether it took effect is unknown.
-    if let Some(db) = db.upgrade() {
-        let db = Db(db);
-        db.bump();
-        if committed.is_ok() {
-            db.note_committed();
+        for write in writes {
+            write.answer(committed.clone());
         }
-    }
-    for answer in answers {
-        answer(committed.clone());
-    }
-}
-
-/// Runs `work` in a savepoint (releasing the last write's, when `last_open`), rolling
-/// its statements back when it fails. A savepoint kept is left open: its `RELEASE` goes
-/// with the next write's `SAVEPOINT` or is the `COMMIT`'s, a round trip fewer a write.
-async fn in_savepoint<T, F>(conn: &mut Conn, last_open: bool, work: F) -> (AppResult<T>, Savepoint)
-where
-    F: for<'c> FnOnce(&'c mut Conn) -> Work<'c, T>,
-{
-    if let Err(err) = engine::savepoint(conn, last_open).await {
-        return (Err(err.into()), Savepoint::Broken);
-    }
-    let events = outbox::mark();
-    let outcome = work(&mut *conn).await;
-    if outcome.is_ok() {
-        return (outcome, Savepoint::Open);
-    }
-    outbox::forget_after(events);
-    match engine::undo_savepoint(conn).await {
-        Ok(()) => (outcome, Savepoint::Closed),
-        Err(err) => (Err(err.into()), Savepoint::Broken),
+        return;
     }
 }
 
@@ -298,28 +302,51 @@ mod tests {
         assert_ne!(pool.generation(), before, "the read caches see the write");
     }
 
+    /// A write whose statement fails (on PostgreSQL, that leaves the transaction
+    /// unusable until it is rolled back).
+    fn failing_statement(pool: &Db) -> impl Future<Output = AppResult<i64>> + use<> {
+        let pool = pool.clone();
+        async move {
+            pool.write(move |conn| {
+                Box::pin(async move {
+                    crate::on_conn!(conn, |c| sqlx::query("INSERT INTO notes (n) VALUES (NULL)")
+                        .execute(c)
+                        .await
+                        .map(|_| ()))?;
+                    Ok(0)
+                })
+            })
+            .await
+        }
+    }
+
     #[tokio::test]
-    async fn a_kept_savepoint_is_released_by_the_next_write_or_the_commit() {
+    async fn the_writes_of_a_batch_with_failures_run_again_without_them() {
         let (_dir, pool) = pool().await;
-        // Each write kept leaves its savepoint open for the next one's opening: a failure
-        // first (nothing open yet), two kept, a failure after them, one kept last (the
-        // COMMIT releases it). What this can see: a failure undoing more or less than
-        // itself, a RELEASE too many (an error), a transaction left unusable.
+        // One batch: failures first, in the middle (after writing, and a statement that
+        // fails) and last. What this can see: a failure undoing more or less than
+        // itself, a write kept twice (it ran again after a rollback), an event of an
+        // undone run kept, a transaction left unusable.
         let outcomes = futures::future::join_all([
-            note(&pool, 1, true),
-            note(&pool, 2, false),
-            note(&pool, 3, false),
-            note(&pool, 4, true),
-            note(&pool, 5, false),
+            Box::pin(note(&pool, 1, true)) as Pin<Box<dyn Future<Output = AppResult<i64>>>>,
+            Box::pin(note(&pool, 2, false)),
+            Box::pin(failing_statement(&pool)),
+            Box::pin(note(&pool, 3, false)),
+            Box::pin(note(&pool, 4, true)),
+            Box::pin(note(&pool, 5, false)),
+            Box::pin(note(&pool, 6, true)),
         ])
         .await;
         let kept: Vec<bool> = outcomes.iter().map(Result::is_ok).collect();
-        assert_eq!(kept, [false, true, true, false, true]);
-        assert_eq!(notes(&pool).await, vec![2, 3, 5], "each failure undid only itself");
+        assert_eq!(kept, [false, true, false, true, false, true, false]);
+        assert_eq!(outcomes[0].as_ref().unwrap_err().field(), Some("n"), "each failure answered as its own");
+        assert_eq!(outcomes[2].as_ref().unwrap_err().status, 500);
+        assert_eq!(outcomes[3], Ok(3));
+        assert_eq!(notes(&pool).await, vec![2, 3, 5], "each failure undid only itself, and each write is kept once");
         assert_eq!(noted_events(&pool).await, ["2", "3", "5"]);
         // The connection is clean afterwards: the next transaction writes as usual.
-        assert_eq!(note(&pool, 6, false).await, Ok(6));
-        assert_eq!(notes(&pool).await, vec![2, 3, 5, 6]);
+        assert_eq!(note(&pool, 7, false).await, Ok(7));
+        assert_eq!(notes(&pool).await, vec![2, 3, 5, 7]);
     }
 
     #[tokio::test]

@@ -108,6 +108,7 @@ pub async fn place(
     let key = idempotency_key.map(str::to_owned);
     let (outcome, placed_now) = db
         .write(move |conn| {
+            let (new, key) = (new.clone(), key.clone());
             Box::pin(async move { place_recorded(conn, now, caller, &new, key.as_deref(), request_hash).await })
         })
         .await?;
