@@ -31,3 +31,40 @@ pub async fn touch_write_probe(conn: &mut Conn, now: i64) -> Result<(), sqlx::Er
         .await
         .map(|_| ()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Engine;
+
+    /// Two categories added in one transaction, by statements of their own.
+    async fn two_categories(db: &Db, names: [&str; 2]) {
+        let mut tx = db.begin_write().await.unwrap();
+        for name in names {
+            on_conn!(&mut *tx, |c| sqlx::query("INSERT INTO categories (name, name_key) VALUES ($1, $1)")
+                .bind(name)
+                .execute(c)
+                .await
+                .map(|_| ())
+                .unwrap());
+        }
+        tx.commit().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_catalog_version_moves_on_with_each_transaction_that_changes_the_catalog() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::connect(&crate::db::testing::scratch_url(dir.path()).await).await.unwrap();
+        let before = catalog_version(&db).await.unwrap();
+        two_categories(&db, ["a", "b"]).await;
+        let after_one = catalog_version(&db).await.unwrap();
+        assert!(after_one > before);
+        if db.engine() == Engine::Postgres {
+            // A batch of orders is many statements: its row is rewritten once.
+            assert_eq!(after_one, before + 1, "once a transaction");
+        }
+        two_categories(&db, ["c", "d"]).await;
+        let after_two = catalog_version(&db).await.unwrap();
+        assert!(after_two > after_one, "the next transaction moves it on again");
+    }
+}
