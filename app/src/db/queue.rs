@@ -4,11 +4,12 @@
 //! sleep in SQLite's busy handler (1 ms and longer between tries, even once the lock is
 //! free), and every order paid a `BEGIN` and a `COMMIT` of its own. The queue instead
 //! - runs the writes given to [`write`] (orders) one after another on one connection,
-//!   as many to a transaction as queued while the last one ran. A write that fails is
-//!   answered with its failure, the transaction is rolled back, and the other writes
-//!   run again in a new one: a failure undoes only itself, and a batch in which none
-//!   fails (nearly every one) pays for no savepoint, which on PostgreSQL was a
-//!   subtransaction and a round trip an order; and
+//!   as many to a transaction as queued while the last one ran or while its `BEGIN`
+//!   waited for the store's lock (another server's batch, on PostgreSQL). A write
+//!   that fails is answered with its failure, the transaction is rolled back, and the
+//!   other writes run again in a new one: a failure undoes only itself, and a batch
+//!   in which none fails (nearly every one) pays for no savepoint, which on
+//!   PostgreSQL was a subtransaction and a round trip an order; and
 //! - gives the writers of [`super::begin_write`] (everything else) their turn in the
 //!   same first-come order, between two such transactions, so neither kind starves
 //!   the other.
@@ -150,24 +151,44 @@ async fn serve(
     db: Weak<super::Inner>,
     mut requests: mpsc::Receiver<Request>,
 ) {
-    let mut arrived = Vec::with_capacity(BATCH_MAX);
-    while requests.recv_many(&mut arrived, BATCH_MAX).await > 0 {
-        let mut writes = Vec::with_capacity(arrived.len());
-        for request in arrived.drain(..) {
-            match request {
-                Request::Write(job) => writes.push(job),
-                Request::Turn(give) => {
-                    // The writes queued before this writer go first.
-                    run_together(&pool, &reopen, &db, std::mem::take(&mut writes)).await;
-                    let (done, ended) = oneshot::channel();
-                    if give.send(Turn(done)).is_ok() {
-                        let _ = ended.await;
-                    }
-                }
+    // A turn met while gathering a batch: it waits for that batch, then goes first.
+    let mut held = None;
+    loop {
+        if let Some(give) = held.take() {
+            give_turn(give).await;
+        }
+        let mut writes = Vec::with_capacity(BATCH_MAX);
+        match requests.recv().await {
+            None => return,
+            Some(Request::Turn(give)) => held = Some(give),
+            Some(Request::Write(job)) => {
+                writes.push(job);
+                held = gather(&mut requests, &mut writes);
+                run_together(&pool, &reopen, &db, writes, &mut requests, &mut held).await;
             }
         }
-        run_together(&pool, &reopen, &db, writes).await;
     }
+}
+
+/// Lets a writer of its own transaction begin, and waits until it has ended.
+async fn give_turn(give: oneshot::Sender<Turn>) {
+    let (done, ended) = oneshot::channel();
+    if give.send(Turn(done)).is_ok() {
+        let _ = ended.await;
+    }
+}
+
+/// Moves the writes already waiting into `writes`, up to a batch, stopping at a turn
+/// (answered: the writes before it go first).
+fn gather(requests: &mut mpsc::Receiver<Request>, writes: &mut Vec<Box<dyn Job>>) -> Option<oneshot::Sender<Turn>> {
+    while writes.len() < BATCH_MAX {
+        match requests.try_recv() {
+            Ok(Request::Write(job)) => writes.push(job),
+            Ok(Request::Turn(give)) => return Some(give),
+            Err(_) => break,
+        }
+    }
+    None
 }
 
 /// One transaction for `writes`; each caller is answered once it has committed. A
@@ -179,6 +200,8 @@ async fn run_together(
     reopen: &sqlite::Reopen,
     db: &Weak<super::Inner>,
     mut writes: Vec<Box<dyn Job>>,
+    requests: &mut mpsc::Receiver<Request>,
+    held: &mut Option<oneshot::Sender<Turn>>,
 ) {
     // A failed BEGIN or COMMIT tells the store's health (`health`) what failed.
     let failed = |err: sqlx::Error| {
@@ -194,7 +217,18 @@ async fn run_together(
         }
         let attempt = outbox::collecting(async {
             let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
+            // The writes that came while the store's lock was awaited join this batch
+            // (on PostgreSQL, another server's batch may have held it a while): each
+            // transaction carries as many as it can, and two servers take turns at the
+            // lock with full batches rather than each with the few that had come when
+            // it asked.
+            if held.is_none() {
+                *held = gather(requests, &mut writes);
+            }
             for (at, write) in writes.iter_mut().enumerate() {
+                if write.abandoned() {
+                    continue; // its caller gave up before its turn: it writes nothing
+                }
                 if let Err(err) = write.run(&mut tx).await {
                     // Its statements and the others' with them (theirs run again). A
                     // rollback that fails (the connection broke) leaves the connection
@@ -347,6 +381,30 @@ mod tests {
         // The connection is clean afterwards: the next transaction writes as usual.
         assert_eq!(note(&pool, 7, false).await, Ok(7));
         assert_eq!(notes(&pool).await, vec![2, 3, 5, 7]);
+    }
+
+    #[tokio::test]
+    async fn writes_queued_while_the_lock_is_awaited_join_the_batch_that_awaits_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = crate::db::testing::scratch_url(dir.path()).await;
+        let pool = Db::connect(&url).await.unwrap();
+        crate::on_pool!(pool, |p| sqlx::query("CREATE TABLE notes (n BIGINT NOT NULL)").execute(p).await.map(|_| ()))
+            .unwrap();
+        // Another process (another server, on PostgreSQL) holds the store's lock.
+        let other = Db::connect(&url).await.unwrap();
+        let held = other.begin_write().await.unwrap();
+        let first = tokio::spawn(note(&pool, 1, false));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let before = pool.generation();
+        let later: Vec<_> = (2..=5).map(|n| tokio::spawn(note(&pool, n, false))).collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        held.commit().await.unwrap();
+        assert_eq!(first.await.unwrap(), Ok(1));
+        for write in later {
+            write.await.unwrap().unwrap();
+        }
+        assert_eq!(notes(&pool).await, vec![1, 2, 3, 4, 5]);
+        assert_eq!(pool.generation(), before + 1, "one transaction for the five");
     }
 
     #[tokio::test]
