@@ -135,7 +135,7 @@ async fn insert(db: &Db, now: i64, name: &str, role: Role, plan: Plan, limits: L
     let (key_hash, owned_name) = (hash(&key), name.to_owned());
     let id: i64 = db
         .write(move |conn| {
-            let (prefix, key_hash, owned_name) = (prefix.clone(), key_hash.clone(), owned_name.clone());
+            let (prefix, owned_name) = (prefix.clone(), owned_name.clone());
             Box::pin(async move {
                 let row = sql::keys::NewKeyRow {
                     prefix: &prefix,

@@ -21,7 +21,6 @@ pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> A
     let token_hash = keys::hash(&token);
     let replaced = replacing.map(keys::hash);
     db.write(move |conn| {
-        let (token_hash, replaced) = (token_hash.clone(), replaced.clone());
         Box::pin(async move {
             if let Some(replaced) = replaced {
                 sql::keys::delete_session(conn, &replaced).await?;
@@ -41,11 +40,7 @@ pub async fn caller(db: &Db, now: i64, token: &str) -> AppResult<Option<Caller>>
 
 pub async fn end(db: &Db, token: &str) -> AppResult<()> {
     let token_hash = keys::hash(token);
-    db.write(move |conn| {
-        let token_hash = token_hash.clone();
-        Box::pin(async move { sql::keys::delete_session(conn, &token_hash).await })
-    })
-    .await
+    db.write(move |conn| Box::pin(async move { sql::keys::delete_session(conn, &token_hash).await })).await
 }
 
 /// The session cookie, as the store is served: over HTTPS (the `--public-url` setting
