@@ -164,6 +164,20 @@ pub(super) async fn begin_write(pool: &Pool, reopen: &sqlite::Reopen) -> Result<
     }
 }
 
+/// A savepoint inside a shared write transaction. When the last write's savepoint is
+/// still open (`release_last`: it succeeded, and its `RELEASE` was left for now), it is
+/// released in the same round trip.
+pub(super) async fn savepoint(tx: &mut Tx, release_last: bool) -> Result<(), sqlx::Error> {
+    let open = if release_last { "RELEASE queued_write; SAVEPOINT queued_write" } else { "SAVEPOINT queued_write" };
+    on_conn!(tx, |conn| sqlx::raw_sql(open).execute(conn).await.map(|_| ()))
+}
+
+/// Undoes the savepoint's statements and closes it.
+pub(super) async fn undo_savepoint(tx: &mut Tx) -> Result<(), sqlx::Error> {
+    let undo = "ROLLBACK TO queued_write; RELEASE queued_write";
+    on_conn!(tx, |conn| sqlx::raw_sql(undo).execute(conn).await.map(|_| ()))
+}
+
 /// What a database error means for the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {

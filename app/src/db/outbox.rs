@@ -5,7 +5,8 @@
 //! (`order.created`, `inventory.updated`), each a round trip to SQLite's connection
 //! thread, cost the orders as much again as the order itself; one per batch is
 //! noise. A batch that is rolled back (one of its writes failed) takes its events with
-//! it: they are collected again when the other writes run again.
+//! it, and they are collected again when it runs again; there, a write rolled back to
+//! its savepoint takes its own events with it ([`mark`], [`forget_after`]).
 
 use std::cell::RefCell;
 
@@ -43,6 +44,16 @@ pub async fn add(conn: &mut Conn, event: NewEvent) -> AppResult<()> {
 /// Runs `batch` (the queue's transaction) with a place for its events.
 pub(super) async fn collecting<T>(batch: impl Future<Output = T>) -> T {
     BATCH.scope(RefCell::new(Vec::new()), batch).await
+}
+
+/// How many events the batch holds: where a write's own begin.
+pub(super) fn mark() -> usize {
+    BATCH.try_with(|batch| batch.borrow().len()).unwrap_or(0)
+}
+
+/// Drops the events added after `mark` (their write was rolled back).
+pub(super) fn forget_after(mark: usize) {
+    let _ = BATCH.try_with(|batch| batch.borrow_mut().truncate(mark));
 }
 
 /// Stores the batch's events, in its transaction, before it commits.

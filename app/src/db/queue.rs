@@ -5,11 +5,13 @@
 //! free), and every order paid a `BEGIN` and a `COMMIT` of its own. The queue instead
 //! - runs the writes given to [`write`] (orders) one after another on one connection,
 //!   as many to a transaction as queued while the last one ran or while its `BEGIN`
-//!   waited for the store's lock (another server's batch, on PostgreSQL). A write
-//!   that fails is answered with its failure, the transaction is rolled back, and the
-//!   other writes run again in a new one: a failure undoes only itself, and a batch
-//!   in which none fails (nearly every one) pays for no savepoint, which on
-//!   PostgreSQL was a subtransaction and a round trip an order; and
+//!   waited for the store's lock (another server's batch, on PostgreSQL). A batch
+//!   first runs its writes with nothing between them. If one fails, that transaction
+//!   is rolled back and the batch runs once more, each write in a savepoint of its
+//!   own, so that a failure undoes only itself (its `RELEASE` goes with the next
+//!   write's `SAVEPOINT`, or with the `COMMIT`). A batch in which nothing fails, nearly
+//!   every one (a refused order is an answer, not a failure), pays for no savepoint,
+//!   which on PostgreSQL is a subtransaction and a round trip an order; and
 //! - gives the writers of [`super::begin_write`] (everything else) their turn in the
 //!   same first-come order, between two such transactions, so neither kind starves
 //!   the other.
@@ -27,10 +29,11 @@ use super::{Conn, Db, engine, outbox, sqlite};
 use crate::error::{AppError, AppResult};
 
 /// What a queued write runs: borrowing the transaction's connection, answering its
-/// result. It may run more than once: each run but the last is rolled back (another
-/// write of its batch failed), so it must work from what it reads, not from what an
-/// earlier run did. An `Err` undoes the batch's transaction, and the other writes run
-/// again without it.
+/// result. It may run twice: when a write of its batch fails, the first run is rolled
+/// back (see the module's comment), so it must work from what it reads, not from what
+/// an earlier run did. An `Err` undoes the write's statements; other writes of the
+/// transaction are kept. A write must not answer `Ok` after a statement of its own
+/// failed: on PostgreSQL the transaction is then unusable.
 pub type Work<'c, T> = Pin<Box<dyn Future<Output = AppResult<T>> + Send + 'c>>;
 
 /// At most this many writes share a transaction, which bounds how long the first of
@@ -49,15 +52,17 @@ pub(super) enum Request {
 /// until its transaction has ended.
 pub struct Turn(#[allow(dead_code)] oneshot::Sender<()>);
 
-/// A queued write: run (perhaps more than once, see [`Work`]), then answered once.
+/// A queued write: run (perhaps twice, see [`Work`]), then answered once.
 pub(super) trait Job: Send {
-    /// Its caller gave up (a timeout, a client gone): it need not run.
-    fn abandoned(&self) -> bool;
-    /// Runs the write in the batch's transaction.
-    fn run<'c>(&'c mut self, conn: &'c mut Conn) -> Work<'c, ()>;
+    /// Whether it is to run now: not when its caller gave up (a timeout, a client
+    /// gone) before its first run; a write that ran once runs again.
+    fn due(&self) -> bool;
+    /// Runs the write in the batch's transaction, keeping its result for the answer;
+    /// whether it succeeded.
+    fn run<'c>(&'c mut self, conn: &'c mut Conn) -> Pin<Box<dyn Future<Output = bool> + Send + 'c>>;
     /// Answers the caller: its last run's result once the transaction committed
-    /// (`outcome` is `Ok`), or else the failure.
-    fn answer(self: Box<Self>, outcome: AppResult<()>);
+    /// (`committed` is `Ok`), or else the transaction's failure.
+    fn answer(self: Box<Self>, committed: AppResult<()>);
 }
 
 struct Queued<T, F> {
@@ -65,8 +70,8 @@ struct Queued<T, F> {
     /// The request it was queued for: lines the write logs name it (taken on the
     /// request's task; the write runs on the queue's).
     request: Option<HeaderValue>,
-    /// The last run's result.
-    done: Option<T>,
+    /// The last run's result (`None`: it never ran).
+    outcome: Option<AppResult<T>>,
     reply: oneshot::Sender<AppResult<T>>,
 }
 
@@ -75,21 +80,23 @@ where
     T: Send + 'static,
     F: for<'c> Fn(&'c mut Conn) -> Work<'c, T> + Send + 'static,
 {
-    fn abandoned(&self) -> bool {
-        self.reply.is_closed()
+    fn due(&self) -> bool {
+        self.outcome.is_some() || !self.reply.is_closed()
     }
 
-    fn run<'c>(&'c mut self, conn: &'c mut Conn) -> Work<'c, ()> {
+    fn run<'c>(&'c mut self, conn: &'c mut Conn) -> Pin<Box<dyn Future<Output = bool> + Send + 'c>> {
         let work = crate::request_id::within(self.request.clone(), (self.work)(conn));
         Box::pin(async move {
-            self.done = Some(work.await?);
-            Ok(())
+            let outcome = work.await;
+            let succeeded = outcome.is_ok();
+            self.outcome = Some(outcome);
+            succeeded
         })
     }
 
-    fn answer(self: Box<Self>, outcome: AppResult<()>) {
-        let Queued { done, reply, .. } = *self;
-        let _ = reply.send(outcome.and_then(|()| done.ok_or_else(not_carried_out)));
+    fn answer(self: Box<Self>, committed: AppResult<()>) {
+        let Queued { outcome, reply, .. } = *self;
+        let _ = reply.send(committed.and_then(|()| outcome.unwrap_or_else(|| Err(not_carried_out()))));
     }
 }
 
@@ -103,7 +110,7 @@ impl Db {
         F: for<'c> Fn(&'c mut Conn) -> Work<'c, T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel::<AppResult<T>>();
-        let job = Queued { work, request: crate::request_id::id(), done: None, reply };
+        let job = Queued { work, request: crate::request_id::id(), outcome: None, reply };
         self.send(Request::Write(Box::new(job))).await?;
         answer.await.unwrap_or_else(|_| Err(not_carried_out()))
     }
@@ -191,10 +198,9 @@ fn gather(requests: &mut mpsc::Receiver<Request>, writes: &mut Vec<Box<dyn Job>>
     None
 }
 
-/// One transaction for `writes`; each caller is answered once it has committed. A
-/// write that fails is answered with its failure, the transaction rolled back, and the
-/// others run again in a new one (each failure takes one write out, so this ends). A
-/// transaction that fails to begin or to commit answers each caller with that failure.
+/// One transaction for `writes`; each caller is answered once it has committed (or
+/// failed: then every write of it is undone and each caller told so). First without
+/// savepoints; if a write fails, once more with a savepoint each (the module's comment).
 async fn run_together(
     pool: &super::Pool,
     reopen: &sqlite::Reopen,
@@ -210,60 +216,76 @@ async fn run_together(
         }
         AppError::from(err)
     };
-    loop {
-        writes.retain(|write| !write.abandoned());
-        if writes.is_empty() {
-            return;
+    let together = outbox::collecting(async {
+        let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
+        // The writes that came while the store's lock was awaited join this batch (on
+        // PostgreSQL, another server's batch may have held it a while): each
+        // transaction carries as many as it can, and two servers take turns at the
+        // lock with full batches rather than each with the few that had come when it
+        // asked.
+        if held.is_none() {
+            *held = gather(requests, &mut writes);
         }
-        let attempt = outbox::collecting(async {
-            let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
-            // The writes that came while the store's lock was awaited join this batch
-            // (on PostgreSQL, another server's batch may have held it a while): each
-            // transaction carries as many as it can, and two servers take turns at the
-            // lock with full batches rather than each with the few that had come when
-            // it asked.
-            if held.is_none() {
-                *held = gather(requests, &mut writes);
-            }
-            for (at, write) in writes.iter_mut().enumerate() {
-                if write.abandoned() {
-                    continue; // its caller gave up before its turn: it writes nothing
-                }
-                if let Err(err) = write.run(&mut tx).await {
-                    // Its statements and the others' with them (theirs run again). A
-                    // rollback that fails (the connection broke) leaves the connection
-                    // for sqlx to close.
-                    let _ = tx.rollback().await;
-                    return Ok(Some((at, err)));
-                }
-            }
-            // The batch's events, in one statement (see `outbox`).
-            outbox::store_batch(&mut tx).await.map_err(failed)?;
-            tx.commit().await.map_err(failed)?;
-            Ok(None)
-        })
-        .await;
-        let committed = match attempt {
-            Ok(Some((at, err))) => {
-                writes.remove(at).answer(Err(err));
-                continue;
-            }
-            Ok(None) => Ok(()),
-            Err(err) => Err(err),
-        };
-        // Also after a failed COMMIT: whether it took effect is unknown.
-        if let Some(db) = db.upgrade() {
-            let db = Db(db);
-            db.bump();
-            if committed.is_ok() {
-                db.note_committed();
+        for write in writes.iter_mut().filter(|write| write.due()) {
+            if !write.run(&mut tx).await {
+                // Undone with the others' statements; all run again, apart.
+                let _ = tx.rollback().await;
+                return Ok(false);
             }
         }
-        for write in writes {
-            write.answer(committed.clone());
+        // The batch's events, in one statement (see `outbox`).
+        outbox::store_batch(&mut tx).await.map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        Ok(true)
+    })
+    .await;
+    let committed = match together {
+        Ok(true) => Ok(()),
+        Ok(false) => outbox::collecting(run_apart(pool, reopen, &failed, &mut writes)).await,
+        Err(err) => Err(err),
+    };
+    // Also after a failed COMMIT: whether it took effect is unknown.
+    if let Some(db) = db.upgrade() {
+        let db = Db(db);
+        db.bump();
+        if committed.is_ok() {
+            db.note_committed();
         }
-        return;
     }
+    for write in writes {
+        write.answer(committed.clone());
+    }
+}
+
+/// The batch again, after one of its writes failed: each write in a savepoint, so that
+/// one that fails undoes only itself.
+async fn run_apart(
+    pool: &super::Pool,
+    reopen: &sqlite::Reopen,
+    failed: &impl Fn(sqlx::Error) -> AppError,
+    writes: &mut [Box<dyn Job>],
+) -> AppResult<()> {
+    let mut tx = engine::begin_write(pool, reopen).await.map_err(failed)?;
+    // Whether the last write's savepoint is still open: a write that succeeds leaves
+    // its `RELEASE` to go with the next one's `SAVEPOINT`, or to the `COMMIT`.
+    let mut last_open = false;
+    for write in writes.iter_mut().filter(|write| write.due()) {
+        engine::savepoint(&mut tx, last_open).await.map_err(|_| broken())?;
+        let events = outbox::mark();
+        last_open = write.run(&mut tx).await;
+        if !last_open {
+            outbox::forget_after(events);
+            engine::undo_savepoint(&mut tx).await.map_err(|_| broken())?;
+        }
+    }
+    outbox::store_batch(&mut tx).await.map_err(failed)?;
+    tx.commit().await.map_err(failed)
+}
+
+/// A savepoint could not be opened or closed: the connection failed under the batch
+/// (on PostgreSQL, it dropped). All is rolled back, and each caller told to retry.
+fn broken() -> AppError {
+    AppError::unavailable("the store's connection failed; nothing was written")
 }
 
 #[cfg(test)]
@@ -355,12 +377,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_writes_of_a_batch_with_failures_run_again_without_them() {
+    async fn a_batch_with_a_failure_runs_again_each_write_in_a_savepoint() {
         let (_dir, pool) = pool().await;
         // One batch: failures first, in the middle (after writing, and a statement that
-        // fails) and last. What this can see: a failure undoing more or less than
-        // itself, a write kept twice (it ran again after a rollback), an event of an
-        // undone run kept, a transaction left unusable.
+        // fails) and last; each write's savepoint, when it is kept, is released by the
+        // next one's opening or by the COMMIT. What this can see: a failure undoing more
+        // or less than itself, a write kept twice (it ran again after a rollback), an
+        // event of an undone run kept, a RELEASE too many, a transaction left unusable.
         let outcomes = futures::future::join_all([
             Box::pin(note(&pool, 1, true)) as Pin<Box<dyn Future<Output = AppResult<i64>>>>,
             Box::pin(note(&pool, 2, false)),
