@@ -66,5 +66,20 @@ mod tests {
         two_categories(&db, ["c", "d"]).await;
         let after_two = catalog_version(&db).await.unwrap();
         assert!(after_two > after_one, "the next transaction moves it on again");
+        // A change rolled back to a savepoint takes its move with it; the next change
+        // of the same transaction moves it again.
+        let mut tx = db.begin_write().await.unwrap();
+        on_conn!(&mut *tx, |c| {
+            for statement in [
+                "SAVEPOINT s",
+                "INSERT INTO categories (name, name_key) VALUES ('e', 'e')",
+                "ROLLBACK TO s",
+                "INSERT INTO categories (name, name_key) VALUES ('f', 'f')",
+            ] {
+                sqlx::raw_sql(statement).execute(&mut *c).await.unwrap();
+            }
+        });
+        tx.commit().await.unwrap();
+        assert!(catalog_version(&db).await.unwrap() > after_two, "moved by the change that was kept");
     }
 }
