@@ -305,13 +305,26 @@ mod tests {
         (dir, db)
     }
 
-    fn note(pool: &Db, n: i64, fail: bool) -> impl Future<Output = AppResult<i64>> + use<> {
+    /// How a test's write ends.
+    #[derive(Clone, Copy)]
+    enum Ending {
+        Kept,
+        /// It answers `Err` after writing its row and its event.
+        Refused,
+        /// Its statement fails (on PostgreSQL, that leaves the transaction unusable
+        /// until it is rolled back).
+        FailedStatement,
+    }
+    use Ending::*;
+
+    fn note(pool: &Db, n: i64, ending: Ending) -> impl Future<Output = AppResult<i64>> + use<> {
         let pool = pool.clone();
+        let row = if matches!(ending, FailedStatement) { None } else { Some(n) };
         async move {
             pool.write(move |conn| {
                 Box::pin(async move {
                     crate::on_conn!(conn, |c| sqlx::query("INSERT INTO notes (n) VALUES ($1)")
-                        .bind(n)
+                        .bind(row)
                         .execute(c)
                         .await
                         .map(|_| ()))?;
@@ -325,7 +338,10 @@ mod tests {
                         admin_only: false,
                     };
                     outbox::add(conn, event).await?;
-                    if fail { Err(AppError::validation("n", "refused after writing")) } else { Ok(n) }
+                    match ending {
+                        Refused => Err(AppError::validation("n", "refused after writing")),
+                        _ => Ok(n),
+                    }
                 })
             })
             .await
@@ -349,31 +365,13 @@ mod tests {
         // On the test's one-thread runtime all three are queued before the writer task
         // runs, so they share one transaction.
         let outcomes =
-            futures::future::join_all([note(&pool, 1, false), note(&pool, 2, true), note(&pool, 3, false)]).await;
+            futures::future::join_all([note(&pool, 1, Kept), note(&pool, 2, Refused), note(&pool, 3, Kept)]).await;
         assert_eq!(outcomes[0], Ok(1));
         assert_eq!(outcomes[1].as_ref().unwrap_err().field(), Some("n"));
         assert_eq!(outcomes[2], Ok(3));
         assert_eq!(notes(&pool).await, vec![1, 3]);
         assert_eq!(noted_events(&pool).await, ["1", "3"], "the undone write's event went with it");
         assert_ne!(pool.generation(), before, "the read caches see the write");
-    }
-
-    /// A write whose statement fails (on PostgreSQL, that leaves the transaction
-    /// unusable until it is rolled back).
-    fn failing_statement(pool: &Db) -> impl Future<Output = AppResult<i64>> + use<> {
-        let pool = pool.clone();
-        async move {
-            pool.write(move |conn| {
-                Box::pin(async move {
-                    crate::on_conn!(conn, |c| sqlx::query("INSERT INTO notes (n) VALUES (NULL)")
-                        .execute(c)
-                        .await
-                        .map(|_| ()))?;
-                    Ok(0)
-                })
-            })
-            .await
-        }
     }
 
     #[tokio::test]
@@ -385,13 +383,13 @@ mod tests {
         // or less than itself, a write kept twice (it ran again after a rollback), an
         // event of an undone run kept, a RELEASE too many, a transaction left unusable.
         let outcomes = futures::future::join_all([
-            Box::pin(note(&pool, 1, true)) as Pin<Box<dyn Future<Output = AppResult<i64>>>>,
-            Box::pin(note(&pool, 2, false)),
-            Box::pin(failing_statement(&pool)),
-            Box::pin(note(&pool, 3, false)),
-            Box::pin(note(&pool, 4, true)),
-            Box::pin(note(&pool, 5, false)),
-            Box::pin(note(&pool, 6, true)),
+            note(&pool, 1, Refused),
+            note(&pool, 2, Kept),
+            note(&pool, 8, FailedStatement),
+            note(&pool, 3, Kept),
+            note(&pool, 4, Refused),
+            note(&pool, 5, Kept),
+            note(&pool, 6, Refused),
         ])
         .await;
         let kept: Vec<bool> = outcomes.iter().map(Result::is_ok).collect();
@@ -402,7 +400,7 @@ mod tests {
         assert_eq!(notes(&pool).await, vec![2, 3, 5], "each failure undid only itself, and each write is kept once");
         assert_eq!(noted_events(&pool).await, ["2", "3", "5"]);
         // The connection is clean afterwards: the next transaction writes as usual.
-        assert_eq!(note(&pool, 7, false).await, Ok(7));
+        assert_eq!(note(&pool, 7, Kept).await, Ok(7));
         assert_eq!(notes(&pool).await, vec![2, 3, 5, 7]);
     }
 
@@ -416,10 +414,10 @@ mod tests {
         // Another process (another server, on PostgreSQL) holds the store's lock.
         let other = Db::connect(&url).await.unwrap();
         let held = other.begin_write().await.unwrap();
-        let first = tokio::spawn(note(&pool, 1, false));
+        let first = tokio::spawn(note(&pool, 1, Kept));
         tokio::time::sleep(Duration::from_millis(100)).await;
         let before = pool.generation();
-        let later: Vec<_> = (2..=5).map(|n| tokio::spawn(note(&pool, n, false))).collect();
+        let later: Vec<_> = (2..=5).map(|n| tokio::spawn(note(&pool, n, Kept))).collect();
         tokio::time::sleep(Duration::from_millis(100)).await;
         held.commit().await.unwrap();
         assert_eq!(first.await.unwrap(), Ok(1));
@@ -437,7 +435,7 @@ mod tests {
         // transaction, then one more write (each `yield_now` lets the tasks spawned
         // before it reach the queue, on the test's one-thread runtime).
         let first = pool.begin_write().await.unwrap();
-        let writes: Vec<_> = (0..100).map(|n| tokio::spawn(note(&pool, n, false))).collect();
+        let writes: Vec<_> = (0..100).map(|n| tokio::spawn(note(&pool, n, Kept))).collect();
         tokio::task::yield_now().await;
         let own = tokio::spawn({
             let pool = pool.clone();
@@ -453,7 +451,7 @@ mod tests {
             }
         });
         tokio::task::yield_now().await;
-        let last = tokio::spawn(note(&pool, 2000, false));
+        let last = tokio::spawn(note(&pool, 2000, Kept));
         tokio::task::yield_now().await;
         drop(first);
 
@@ -473,10 +471,10 @@ mod tests {
         // A writer holds the turn, so the next write waits in the queue; its caller
         // gives up there.
         let tx = pool.begin_write().await.unwrap();
-        let abandoned = tokio::time::timeout(Duration::from_millis(50), note(&pool, 1, false)).await;
+        let abandoned = tokio::time::timeout(Duration::from_millis(50), note(&pool, 1, Kept)).await;
         assert!(abandoned.is_err(), "the write waited behind the turn");
         drop(tx);
-        assert_eq!(note(&pool, 2, false).await, Ok(2));
+        assert_eq!(note(&pool, 2, Kept).await, Ok(2));
         assert_eq!(notes(&pool).await, vec![2]);
     }
 }
