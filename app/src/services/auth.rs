@@ -1,15 +1,16 @@
 //! Who is calling, and may they: one place for REST handlers and server functions.
 //!
-//! Recognised keys are cached for half a second (moka's time to live), so that
-//! authentication costs no database read on a busy key, and concurrent first requests
-//! of one key read it once. A revocation through this service drops the cache entry at
+//! Recognised keys are cached for half a second (the time each was read is kept with
+//! it), so that authentication costs no database read on a busy key, and concurrent
+//! first requests of one key read it once (quick_cache's placeholder, as in
+//! `services::cache`). A revocation through this service drops the cache entry at
 //! once; one made by another process (the CLI, another server) is seen within that time
 //! (contract.md promises a second).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
@@ -22,14 +23,14 @@ use crate::services::keys::{self, KeyRow};
 /// How long a key read from the database is believed.
 const CACHE_FOR: Duration = Duration::from_millis(500);
 /// Keys kept at most (a row is under 200 bytes).
-const CACHE_MAX: u64 = 100_000;
+const CACHE_MAX: usize = 100_000;
 
 #[derive(Clone)]
 pub struct Authenticator {
     db: Db,
     clock: Clock,
-    /// prefix → the row, as read at most [`CACHE_FOR`] ago.
-    cache: moka::future::Cache<String, Arc<KeyRow>>,
+    /// prefix → the row and when it was read; believed for [`CACHE_FOR`].
+    cache: Arc<quick_cache::sync::Cache<String, (Instant, Arc<KeyRow>)>>,
     /// Prefixes revoked by this process: a lookup that read the row just before the
     /// revocation committed must not bring it back.
     revoked: Arc<DashMap<String, ()>>,
@@ -50,7 +51,7 @@ impl Authenticator {
         Authenticator {
             db,
             clock,
-            cache: moka::future::Cache::builder().max_capacity(CACHE_MAX).time_to_live(CACHE_FOR).build(),
+            cache: Arc::new(quick_cache::sync::Cache::new(CACHE_MAX)),
             revoked: Arc::new(DashMap::new()),
             any_revoked: Arc::new(AtomicBool::new(false)),
         }
@@ -71,31 +72,36 @@ impl Authenticator {
         if self.any_revoked.load(Ordering::Acquire) && self.revoked.contains_key(prefix) {
             return Ok(None);
         }
-        if let Some(row) = self.cache.get(prefix).await {
+        if let Some((read_at, row)) = self.cache.get(prefix)
+            && read_at.elapsed() < CACHE_FOR
+        {
             return Ok(Some(row));
         }
-        // Boxed: moka's loading and sqlx's futures are large, and only a miss needs them
-        // (see `cache`).
+        // Boxed: sqlx's futures are large, and only a miss needs them (see `cache`).
         Box::pin(self.read_row(prefix)).await
     }
 
     async fn read_row(&self, prefix: &str) -> AppResult<Option<Arc<KeyRow>>> {
-        // Unknown prefixes are not cached: random guesses must not fill memory.
-        let read = async {
-            match keys::find_by_prefix(&self.db, prefix).await {
-                Ok(Some(row)) => Ok(Arc::new(row)),
-                Ok(None) => Err(None),
-                Err(err) => Err(Some(err)),
+        let placeholder = match self.cache.get_value_or_guard_async(prefix).await {
+            Ok((read_at, row)) if read_at.elapsed() < CACHE_FOR => return Ok(Some(row)),
+            // Too old: read again, under a placeholder that callers of the same key wait
+            // for (unless one of them has just read it).
+            Ok(_) => {
+                self.cache.remove(prefix);
+                match self.cache.get_value_or_guard_async(prefix).await {
+                    Ok((_, row)) => return Ok(Some(row)),
+                    Err(placeholder) => placeholder,
+                }
             }
+            Err(placeholder) => placeholder,
         };
-        let row = match self.cache.try_get_with(prefix.to_owned(), read).await {
-            Ok(row) => Some(row),
-            Err(miss) => match Arc::unwrap_or_clone(miss) {
-                None => None,
-                Some(err) => return Err(err),
-            },
-        };
-        Ok(row)
+        // Unknown prefixes are not cached (the placeholder is dropped): random guesses
+        // must not fill memory. Nor are errors.
+        let Some(row) = keys::find_by_prefix(&self.db, prefix).await? else { return Ok(None) };
+        let row = Arc::new(row);
+        // Err: removed meanwhile (a revocation); this caller still answers by its read.
+        let _ = placeholder.insert((Instant::now(), row.clone()));
+        Ok(Some(row))
     }
 
     /// Revokes a key; it stops working with the next request.
@@ -103,7 +109,7 @@ impl Authenticator {
         let row = keys::revoke(&self.db, self.clock.now(), id).await?;
         self.revoked.insert(row.prefix.clone(), ());
         self.any_revoked.store(true, Ordering::Release);
-        self.cache.invalidate(&row.prefix).await;
+        self.cache.remove(&row.prefix);
         Ok(row)
     }
 }

@@ -12,28 +12,44 @@
 //!   `db::CATALOG_WATCH_INTERVAL` (`Db::watch_catalog`).
 //!
 //! Under a steady stream of reads and no writes, none of them goes to the database.
-//! Concurrent misses of one key read it once (moka's `try_get_with`); errors are not
-//! cached. Each cache is bounded by moka's policy (TinyLFU admission, LRU eviction), so
-//! a burst of one-off keys cannot push out what is read often. A stale value is read
-//! again under its own key, so a write does not cost a key its place or popularity;
-//! keys nobody asks for are dropped after a while idle.
+//! Concurrent misses of one key read it once (quick_cache's placeholder: the others
+//! wait for its value); errors are not cached. Each cache is bounded by quick_cache's
+//! policy (CLOCK-Pro: an entry read once is the first to go, one read again is kept),
+//! so a burst of one-off keys cannot push out what is read often. A stale value is
+//! replaced under its own key, and an entry of a past generation that nobody reads
+//! again is evicted in its turn, within the bound.
+//!
+//! Why quick_cache, not moka (which the key cache and the page cache use): a hit here
+//! is a hash, a shard's read lock and a clone. moka's hit also logs the read for its
+//! policy and now and then runs that log; on the pet read that was about 900
+//! instructions a cache (docs/PERFORMANCE.md, "What changed", 23).
 
 use std::hash::Hash;
-use std::sync::Arc;
-use std::time::Duration;
 
 use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::{CategorySummary, PetCard};
 use crate::services::pets::CardsKey;
 
-/// How long an entry nobody reads is kept (entries of past generations end this way
-/// when the cache is not full).
-const IDLE: Duration = Duration::from_secs(10 * 60);
+/// What an entry weighs: 1 for a cache bounded by its number of entries, about its
+/// bytes for one bounded by weight.
+struct Weigh<V>(fn(&V) -> u32);
+
+impl<V> Clone for Weigh<V> {
+    fn clone(&self) -> Weigh<V> {
+        Weigh(self.0)
+    }
+}
+
+impl<K, V> quick_cache::Weighter<K, (u64, V)> for Weigh<V> {
+    fn weight(&self, _: &K, (_, value): &(u64, V)) -> u64 {
+        u64::from((self.0)(value))
+    }
+}
 
 pub struct ReadCache<K, V> {
     /// Each value with the generation it was read at.
-    entries: moka::future::Cache<K, (u64, V)>,
+    entries: quick_cache::sync::Cache<K, (u64, V), Weigh<V>>,
 }
 
 impl<K, V> ReadCache<K, V>
@@ -42,18 +58,16 @@ where
     V: Clone + Send + Sync + 'static,
 {
     pub fn new(capacity: u64) -> ReadCache<K, V> {
-        ReadCache { entries: moka::future::Cache::builder().max_capacity(capacity).time_to_idle(IDLE).build() }
+        let items = usize::try_from(capacity).unwrap_or(usize::MAX);
+        ReadCache { entries: quick_cache::sync::Cache::with_weighter(items, capacity, Weigh(|_| 1)) }
     }
 
     /// A cache bounded by the weight of its values (`weigh`: about their bytes) rather
     /// than their number, for values whose size varies widely.
     pub fn weighed(max_weight: u64, weigh: fn(&V) -> u32) -> ReadCache<K, V> {
-        let entries = moka::future::Cache::builder()
-            .max_capacity(max_weight)
-            .weigher(move |_, (_, value): &(u64, V)| weigh(value))
-            .time_to_idle(IDLE)
-            .build();
-        ReadCache { entries }
+        // quick_cache sizes its table from this guess: values of about 500 bytes.
+        let items = usize::try_from(max_weight / 512).unwrap_or(usize::MAX).max(16);
+        ReadCache { entries: quick_cache::sync::Cache::with_weighter(items, max_weight, Weigh(weigh)) }
     }
 
     /// The cached value for `key`, or the answer of the read `read` starts (cached when
@@ -66,13 +80,13 @@ where
         // Taken before reading: a value read at this generation or a later one is
         // fresh enough for this caller (it holds every write answered before it came).
         let generation = db.generation();
-        let stale = match self.entries.get(&key).await {
+        let stale = match self.entries.get(&key) {
             Some((read_at, value)) if read_at >= generation => return Ok(value),
             Some(_) => true,
             None => false,
         };
-        // Boxed: moka's loading and a read's (sqlx's) futures are large, and as a part
-        // of this one they would be copied with every caller's future on every hit.
+        // Boxed: a read's (sqlx's) futures are large, and as a part of this one they
+        // would be copied with every caller's future on every hit.
         Box::pin(self.read_on_miss(key, generation, stale, read)).await
     }
 
@@ -82,25 +96,29 @@ where
         F: Future<Output = AppResult<V>>,
     {
         if stale {
-            // Read again under the same key, which keeps its popularity (moka counts
-            // it by key), so TinyLFU does not turn the fresh value away.
-            self.entries.invalidate(&key).await;
+            // So that this caller reads under a placeholder, which callers of the same
+            // key then wait for.
+            self.entries.remove(&key);
         }
-        let mut read = Some(read);
-        let load = async {
-            let read = read.take().expect("loaded once");
-            read().await.map(|value| (generation, value))
-        };
-        let (read_at, value) = self.entries.try_get_with(key.clone(), load).await.map_err(Arc::unwrap_or_clone)?;
-        if read_at >= generation {
-            return Ok(value);
+        match self.entries.get_value_or_guard_async(&key).await {
+            Ok((read_at, value)) if read_at >= generation => Ok(value),
+            // Another caller's read, begun before a write this caller must see, was the
+            // one that loaded: read afresh.
+            Ok(_) => {
+                let value = read().await?;
+                self.entries.insert(key, (generation, value.clone()));
+                Ok(value)
+            }
+            // This caller reads; a failure drops the placeholder (nothing is kept) and
+            // the next caller waiting reads in its place.
+            Err(placeholder) => {
+                let value = read().await?;
+                // Err: the entry was removed meanwhile (a stale reader's `remove`),
+                // and that caller keeps its own value.
+                let _ = placeholder.insert((generation, value.clone()));
+                Ok(value)
+            }
         }
-        // Another caller's read, begun before a write this caller must see, was the one
-        // that loaded: read afresh.
-        let read = read.take().expect("this caller's read did not run");
-        let value = read().await?;
-        self.entries.insert(key, (generation, value.clone())).await;
-        Ok(value)
     }
 }
 
@@ -161,7 +179,9 @@ impl Default for Caches {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     use super::*;
     use crate::db;
