@@ -59,7 +59,19 @@ impl KeyRow {
 
     /// Whether `presented` is this key (constant time in the secret).
     pub fn matches(&self, presented: &str) -> bool {
-        bool::from(hash(presented).as_slice().ct_eq(&self.key_hash))
+        let presented = hash(presented);
+        if self.key_hash.len() != presented.len() {
+            return false;
+        }
+        // Eight bytes at a time with no branch on them, and subtle's barrier once at the
+        // end (its slice comparison puts one after every byte: 0.6 % of a pet read's
+        // samples).
+        let (words, stored) = (presented.as_chunks::<8>().0, self.key_hash.as_chunks::<8>().0);
+        let differ = words
+            .iter()
+            .zip(stored)
+            .fold(0u64, |differ, (a, b)| differ | (u64::from_ne_bytes(*a) ^ u64::from_ne_bytes(*b)));
+        bool::from(differ.ct_eq(&0))
     }
 }
 
@@ -207,6 +219,33 @@ pub async fn count(db: &Db) -> AppResult<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_matches_only_its_own_hash() {
+        let key = "psk_0a1b2c3d4e_secret";
+        let row = |key_hash: Vec<u8>| KeyRow {
+            id: 1,
+            prefix: "0a1b2c3d4e".into(),
+            key_hash,
+            name: "test".into(),
+            role: Role::Admin,
+            plan: Plan::Pro,
+            per_minute: 1,
+            per_day: 1,
+            created_at: 0,
+            revoked_at: None,
+        };
+        assert!(row(hash(key).to_vec()).matches(key));
+        // A difference in any of the hash's four words, or a stored hash of another length.
+        for byte in [0, 9, 18, 31] {
+            let mut other = hash(key);
+            other[byte] ^= 1;
+            assert!(!row(other.to_vec()).matches(key), "byte {byte}");
+        }
+        assert!(!row(hash(key)[..31].to_vec()).matches(key));
+        assert!(!row(Vec::new()).matches(key));
+        assert!(!row(hash(key).to_vec()).matches("psk_0a1b2c3d4e_secreT"));
+    }
 
     #[test]
     fn prefixes_are_read_only_from_well_formed_keys() {

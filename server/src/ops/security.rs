@@ -84,15 +84,17 @@ pub fn page_nonce_for(target: Target, request: &mut Request) -> Option<Nonce> {
 /// stored at all, so that Back after signing out does not show it from the cache.
 pub fn set_headers(target: Target, nonce: Option<&Nonce>, personal: bool, response: &mut Response) {
     let headers = response.headers_mut();
+    // Looked up once: each look-up hashes the name.
+    let html = is_html(headers);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    let policy = nonce.filter(|_| is_html(headers)).and_then(page_policy);
+    let policy = nonce.filter(|_| html).and_then(page_policy);
     headers.insert(header::CONTENT_SECURITY_POLICY, policy.unwrap_or(HeaderValue::from_static(CSP_NOT_A_PAGE)));
-    if personal && is_html(headers) {
+    if personal && html {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    } else if !headers.contains_key(header::CACHE_CONTROL)
-        && let Some(policy) = cache_policy(target, headers)
+    } else if let Some(policy) = cache_policy(target, html)
+        && !headers.contains_key(header::CACHE_CONTROL)
     {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
     }
@@ -107,8 +109,8 @@ pub fn set_headers(target: Target, nonce: Option<&Nonce>, personal: bool, respon
 /// Files whose name carries a content hash (`petstore.1a2b3c4d5e.wasm`) never change
 /// under that name: cache them for a year. Other files and pages are revalidated; pages
 /// differ per signed-in user, so shared caches must not keep them.
-fn cache_policy(target: Target, headers: &HeaderMap) -> Option<&'static str> {
-    if is_html(headers) {
+fn cache_policy(target: Target, html: bool) -> Option<&'static str> {
+    if html {
         return Some("private, no-cache");
     }
     match target {
@@ -120,7 +122,8 @@ fn cache_policy(target: Target, headers: &HeaderMap) -> Option<&'static str> {
 }
 
 pub fn is_html(headers: &HeaderMap) -> bool {
-    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/html"))
+    // Bytes, not `to_str`, which checks the whole value is UTF-8 first.
+    headers.get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/html"))
 }
 
 /// `name.<hash>.ext`, where cargo-leptos's hash is at least 8 hexadecimal-ish characters.
