@@ -29,14 +29,37 @@ const CACHE_MAX: usize = 100_000;
 pub struct Authenticator {
     db: Db,
     clock: Clock,
-    /// prefix → the row and when it was read; believed for [`CACHE_FOR`].
-    cache: Arc<quick_cache::sync::Cache<String, (Instant, Arc<KeyRow>)>>,
+    /// prefix → the row and when it was read, believed for [`CACHE_FOR`].
+    cache: Arc<quick_cache::sync::Cache<String, Looked>>,
     /// Prefixes revoked by this process: a lookup that read the row just before the
     /// revocation committed must not bring it back.
     revoked: Arc<DashMap<String, ()>>,
     /// Whether `revoked` has any entry (most processes never revoke a key, and then
     /// skip that look-up).
     any_revoked: Arc<AtomicBool>,
+}
+
+/// What the look-up of a key's prefix found.
+#[derive(Clone)]
+enum Looked {
+    Known(Instant, Arc<KeyRow>),
+    Unknown,
+    Failed(AppError),
+}
+
+impl Looked {
+    /// Whether it may answer a request without a look-up.
+    fn is_believed(&self) -> bool {
+        matches!(self, Looked::Known(read_at, _) if read_at.elapsed() < CACHE_FOR)
+    }
+
+    fn into_row(self) -> AppResult<Option<Arc<KeyRow>>> {
+        match self {
+            Looked::Known(_, row) => Ok(Some(row)),
+            Looked::Unknown => Ok(None),
+            Looked::Failed(err) => Err(err),
+        }
+    }
 }
 
 /// What a request presented.
@@ -72,7 +95,7 @@ impl Authenticator {
         if self.any_revoked.load(Ordering::Acquire) && self.revoked.contains_key(prefix) {
             return Ok(None);
         }
-        if let Some((read_at, row)) = self.cache.get(prefix)
+        if let Some(Looked::Known(read_at, row)) = self.cache.get(prefix)
             && read_at.elapsed() < CACHE_FOR
         {
             return Ok(Some(row));
@@ -82,26 +105,29 @@ impl Authenticator {
     }
 
     async fn read_row(&self, prefix: &str) -> AppResult<Option<Arc<KeyRow>>> {
+        // A row too old to believe, or a look-up's outcome on its way out: gone, so that
+        // this caller reads under a placeholder that callers of the same key wait for.
+        // A placeholder another caller holds is left alone (`remove_if` sees only values).
+        self.cache.remove_if(prefix, |looked| !looked.is_believed());
         let placeholder = match self.cache.get_value_or_guard_async(prefix).await {
-            Ok((read_at, row)) if read_at.elapsed() < CACHE_FOR => return Ok(Some(row)),
-            // Too old: read again, under a placeholder that callers of the same key wait
-            // for (unless one of them has just read it).
-            Ok(_) => {
-                self.cache.remove(prefix);
-                match self.cache.get_value_or_guard_async(prefix).await {
-                    Ok((_, row)) => return Ok(Some(row)),
-                    Err(placeholder) => placeholder,
-                }
-            }
+            // What the caller this one waited for found.
+            Ok(looked) => return looked.into_row(),
             Err(placeholder) => placeholder,
         };
-        // Unknown prefixes are not cached (the placeholder is dropped): random guesses
-        // must not fill memory. Nor are errors.
-        let Some(row) = keys::find_by_prefix(&self.db, prefix).await? else { return Ok(None) };
-        let row = Arc::new(row);
-        // Err: removed meanwhile (a revocation); this caller still answers by its read.
-        let _ = placeholder.insert((Instant::now(), row.clone()));
-        Ok(Some(row))
+        // Taken before the read: the row is believed for `CACHE_FOR` from then.
+        let read_at = Instant::now();
+        let looked = match keys::find_by_prefix(&self.db, prefix).await {
+            Ok(Some(row)) => Looked::Known(read_at, Arc::new(row)),
+            Ok(None) => Looked::Unknown,
+            Err(err) => Looked::Failed(err),
+        };
+        // Handed to the callers waiting for this look-up. Only a known key stays:
+        // random guesses must not fill memory, and errors are not kept. (Err: removed
+        // meanwhile, by a revocation; this caller still answers with its read.)
+        if placeholder.insert(looked.clone()).is_ok() && !matches!(looked, Looked::Known(..)) {
+            self.cache.remove_if(prefix, |looked| !matches!(looked, Looked::Known(..)));
+        }
+        looked.into_row()
     }
 
     /// Revokes a key; it stops working with the next request.

@@ -12,24 +12,42 @@
 //!   `db::CATALOG_WATCH_INTERVAL` (`Db::watch_catalog`).
 //!
 //! Under a steady stream of reads and no writes, none of them goes to the database.
-//! Concurrent misses of one key read it once (quick_cache's placeholder: the others
-//! wait for its value); errors are not cached. Each cache is bounded by quick_cache's
-//! policy (CLOCK-Pro: an entry read once is the first to go, one read again is kept),
-//! so a burst of one-off keys cannot push out what is read often. A stale value is
-//! replaced under its own key, and an entry of a past generation that nobody reads
-//! again is evicted in its turn, within the bound.
+//! Concurrent misses of one key read it once: the first caller holds a placeholder
+//! (quick_cache's) that the others wait for, and they get its value, or its error (an
+//! error is handed to them and then dropped, never kept). Each cache is bounded by
+//! quick_cache's policy (CLOCK-Pro: an entry read once is the first to go, one read
+//! again is kept), so a burst of one-off keys cannot push out what is read often. A
+//! stale value is replaced under its own key, and an entry of a past generation that
+//! nobody reads again is evicted in its turn, within the bound.
 //!
-//! Why quick_cache, not moka (which the key cache and the page cache use): a hit here
-//! is a hash, a shard's read lock and a clone. moka's hit also logs the read for its
-//! policy and now and then runs that log; on the pet read that was about 900
-//! instructions a cache (docs/PERFORMANCE.md, "What changed", 23).
+//! Why quick_cache, not moka (which the page cache in `server::pages` uses): a hit here
+//! is a hash, a shard's read lock and a clone. moka's hit also logged the read for its
+//! policy and ran that log now and then: on the pet read about 900 instructions for
+//! each of its two caches (this one and the key cache; docs/PERFORMANCE.md, "What
+//! changed", 23).
 
 use std::hash::Hash;
 
 use crate::db::Db;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::model::{CategorySummary, PetCard};
 use crate::services::pets::CardsKey;
+
+/// What a key holds: a value with the generation it was read at, or a read's failure on
+/// its way to the callers that waited for that read (removed as soon as it is handed
+/// over).
+#[derive(Clone)]
+enum Entry<V> {
+    Read(u64, V),
+    Failed(AppError),
+}
+
+impl<V> Entry<V> {
+    /// Whether a caller at `generation` may be served it.
+    fn serves(&self, generation: u64) -> bool {
+        matches!(self, Entry::Read(read_at, _) if *read_at >= generation)
+    }
+}
 
 /// What an entry weighs: 1 for a cache bounded by its number of entries, about its
 /// bytes for one bounded by weight.
@@ -41,15 +59,22 @@ impl<V> Clone for Weigh<V> {
     }
 }
 
-impl<K, V> quick_cache::Weighter<K, (u64, V)> for Weigh<V> {
-    fn weight(&self, _: &K, (_, value): &(u64, V)) -> u64 {
-        u64::from((self.0)(value))
+impl<K, V> quick_cache::Weighter<K, Entry<V>> for Weigh<V> {
+    fn weight(&self, _: &K, entry: &Entry<V>) -> u64 {
+        match entry {
+            Entry::Read(_, value) => u64::from((self.0)(value)),
+            Entry::Failed(_) => 1,
+        }
     }
 }
 
+/// The most a weighed cache's shard holds, at least (quick_cache splits the bound
+/// between its shards, one per lock, and turns away a value heavier than a shard's
+/// share: a page of the longest cards is about 400 KB).
+const SHARD_MIN_WEIGHT: u64 = 2 << 20;
+
 pub struct ReadCache<K, V> {
-    /// Each value with the generation it was read at.
-    entries: quick_cache::sync::Cache<K, (u64, V), Weigh<V>>,
+    entries: quick_cache::sync::Cache<K, Entry<V>, Weigh<V>>,
 }
 
 impl<K, V> ReadCache<K, V>
@@ -65,9 +90,17 @@ where
     /// A cache bounded by the weight of its values (`weigh`: about their bytes) rather
     /// than their number, for values whose size varies widely.
     pub fn weighed(max_weight: u64, weigh: fn(&V) -> u32) -> ReadCache<K, V> {
-        // quick_cache sizes its table from this guess: values of about 500 bytes.
-        let items = usize::try_from(max_weight / 512).unwrap_or(usize::MAX).max(16);
-        ReadCache { entries: quick_cache::sync::Cache::with_weighter(items, max_weight, Weigh(weigh)) }
+        let shards = usize::try_from(max_weight / SHARD_MIN_WEIGHT).unwrap_or(1).clamp(1, 64);
+        let options = quick_cache::OptionsBuilder::new()
+            // quick_cache sizes its tables from this guess: values of about 500 bytes.
+            .estimated_items_capacity(usize::try_from(max_weight / 512).unwrap_or(usize::MAX).max(16))
+            .weight_capacity(max_weight)
+            .shards(shards)
+            .build()
+            .expect("the read cache's options are complete");
+        let entries =
+            quick_cache::sync::Cache::with_options(options, Weigh(weigh), Default::default(), Default::default());
+        ReadCache { entries }
     }
 
     /// The cached value for `key`, or the answer of the read `read` starts (cached when
@@ -81,7 +114,7 @@ where
         // fresh enough for this caller (it holds every write answered before it came).
         let generation = db.generation();
         let stale = match self.entries.get(&key) {
-            Some((read_at, value)) if read_at >= generation => return Ok(value),
+            Some(Entry::Read(read_at, value)) if read_at >= generation => return Ok(value),
             Some(_) => true,
             None => false,
         };
@@ -96,28 +129,36 @@ where
         F: Future<Output = AppResult<V>>,
     {
         if stale {
-            // So that this caller reads under a placeholder, which callers of the same
-            // key then wait for.
-            self.entries.remove(&key);
+            // So that this caller reads under a placeholder. A placeholder another
+            // caller holds is left alone (`remove_if` sees only values).
+            self.entries.remove_if(&key, |entry| !entry.serves(generation));
         }
         match self.entries.get_value_or_guard_async(&key).await {
-            Ok((read_at, value)) if read_at >= generation => Ok(value),
+            Ok(Entry::Read(read_at, value)) if read_at >= generation => Ok(value),
+            // The read this caller waited for failed.
+            Ok(Entry::Failed(err)) => Err(err),
             // Another caller's read, begun before a write this caller must see, was the
             // one that loaded: read afresh.
-            Ok(_) => {
+            Ok(Entry::Read(..)) => {
                 let value = read().await?;
-                self.entries.insert(key, (generation, value.clone()));
+                self.entries.insert(key, Entry::Read(generation, value.clone()));
                 Ok(value)
             }
-            // This caller reads; a failure drops the placeholder (nothing is kept) and
-            // the next caller waiting reads in its place.
-            Err(placeholder) => {
-                let value = read().await?;
-                // Err: the entry was removed meanwhile (a stale reader's `remove`),
-                // and that caller keeps its own value.
-                let _ = placeholder.insert((generation, value.clone()));
-                Ok(value)
-            }
+            Err(placeholder) => match read().await {
+                Ok(value) => {
+                    // Err: the placeholder was removed meanwhile; this caller still
+                    // answers with its value.
+                    let _ = placeholder.insert(Entry::Read(generation, value.clone()));
+                    Ok(value)
+                }
+                Err(err) => {
+                    // Handed to the callers waiting for this read, then dropped.
+                    if placeholder.insert(Entry::Failed(err.clone())).is_ok() {
+                        self.entries.remove_if(&key, |entry| matches!(entry, Entry::Failed(_)));
+                    }
+                    Err(err)
+                }
+            },
         }
     }
 }
@@ -238,6 +279,33 @@ mod tests {
             assert_eq!(caller.await.unwrap().unwrap(), 0);
         }
         assert_eq!(reads.load(Ordering::SeqCst), 1, "one read for 32 concurrent misses");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_misses_share_a_failed_read_and_the_failure_is_not_kept() {
+        let (_dir, db) = store().await;
+        let cache = Arc::new(ReadCache::<i64, usize>::new(10));
+        let reads = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = (0..16)
+            .map(|_| {
+                let (db, cache, reads) = (db.clone(), cache.clone(), reads.clone());
+                tokio::spawn(async move {
+                    cache
+                        .get_or_read(&db, 1, || async {
+                            reads.fetch_add(1, Ordering::SeqCst);
+                            // Slow enough that every caller arrives while it runs.
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            Err::<usize, _>(crate::error::AppError::unavailable("the store is away"))
+                        })
+                        .await
+                })
+            })
+            .collect();
+        for caller in callers {
+            assert!(caller.await.unwrap().is_err());
+        }
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "one failed read for 16 concurrent misses");
+        assert_eq!(cache.get_or_read(&db, 1, || async { ok(7) }).await.unwrap(), 7, "the failure was not kept");
     }
 
     #[tokio::test]
