@@ -532,6 +532,9 @@ async fn main() {
     if std::env::var_os(Ceiling::ROLE).is_some() {
         return Ceiling::serve().await;
     }
+    // Emptied once a run: the servers' request logs of a run are gigabytes, and kept
+    // from run to run they filled this machine's disk.
+    std::fs::write(server_log_path(), b"").unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let bin = std::env::var_os("SERVER_BIN").map_or_else(|| root.join("target/release/server"), PathBuf::from);
     let site_root = root.join("target/site");
@@ -976,10 +979,15 @@ fn machine() -> Value {
 
 /// Where the measured servers' logs go: a file, as an operator's would.
 fn server_log() -> Stdio {
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(server_log_path()).unwrap();
+    Stdio::from(file)
+}
+
+/// `target/bench/server.log`: every server of a run appends its log there.
+fn server_log_path() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&dir).unwrap();
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).unwrap();
-    Stdio::from(file)
+    dir.join("server.log")
 }
 
 /// How many rounds `wrk_in_turns` measures each target.
