@@ -256,55 +256,54 @@ mod tests {
         assert_eq!(cache.get_or_read(&db, 1, read).await.unwrap(), 2);
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn concurrent_misses_read_once() {
-        let (_dir, db) = store().await;
-        let cache = Arc::new(ReadCache::<i64, usize>::new(10));
+    /// `callers` callers missing key 1 at once, whose read answers `answer` slowly
+    /// enough that all of them arrive while the first runs: what each got, and how
+    /// many reads ran.
+    async fn concurrent_misses(
+        db: &Db,
+        cache: &Arc<ReadCache<i64, usize>>,
+        callers: usize,
+        answer: fn(usize) -> AppResult<usize>,
+    ) -> (Vec<AppResult<usize>>, usize) {
         let reads = Arc::new(AtomicUsize::new(0));
-        let callers: Vec<_> = (0..32)
+        let callers: Vec<_> = (0..callers)
             .map(|_| {
                 let (db, cache, reads) = (db.clone(), cache.clone(), reads.clone());
                 tokio::spawn(async move {
                     cache
                         .get_or_read(&db, 1, || async {
-                            // Slow enough that every caller arrives while it runs.
+                            let read = reads.fetch_add(1, Ordering::SeqCst);
                             tokio::time::sleep(Duration::from_millis(100)).await;
-                            ok(reads.fetch_add(1, Ordering::SeqCst))
+                            answer(read)
                         })
                         .await
                 })
             })
             .collect();
+        let mut answers = Vec::new();
         for caller in callers {
-            assert_eq!(caller.await.unwrap().unwrap(), 0);
+            answers.push(caller.await.unwrap());
         }
-        assert_eq!(reads.load(Ordering::SeqCst), 1, "one read for 32 concurrent misses");
+        (answers, reads.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_misses_read_once() {
+        let (_dir, db) = store().await;
+        let cache = Arc::new(ReadCache::<i64, usize>::new(10));
+        let (answers, reads) = concurrent_misses(&db, &cache, 32, ok).await;
+        assert!(answers.into_iter().all(|answer| answer.unwrap() == 0));
+        assert_eq!(reads, 1, "one read for 32 concurrent misses");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_misses_share_a_failed_read_and_the_failure_is_not_kept() {
         let (_dir, db) = store().await;
         let cache = Arc::new(ReadCache::<i64, usize>::new(10));
-        let reads = Arc::new(AtomicUsize::new(0));
-        let callers: Vec<_> = (0..16)
-            .map(|_| {
-                let (db, cache, reads) = (db.clone(), cache.clone(), reads.clone());
-                tokio::spawn(async move {
-                    cache
-                        .get_or_read(&db, 1, || async {
-                            reads.fetch_add(1, Ordering::SeqCst);
-                            // Slow enough that every caller arrives while it runs.
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                            Err::<usize, _>(crate::error::AppError::unavailable("the store is away"))
-                        })
-                        .await
-                })
-            })
-            .collect();
-        for caller in callers {
-            assert!(caller.await.unwrap().is_err());
-        }
-        assert_eq!(reads.load(Ordering::SeqCst), 1, "one failed read for 16 concurrent misses");
+        let failing = |_| Err(crate::error::AppError::unavailable("the store is away"));
+        let (answers, reads) = concurrent_misses(&db, &cache, 16, failing).await;
+        assert!(answers.iter().all(Result::is_err));
+        assert_eq!(reads, 1, "one failed read for 16 concurrent misses");
         assert_eq!(cache.get_or_read(&db, 1, || async { ok(7) }).await.unwrap(), 7, "the failure was not kept");
     }
 
