@@ -1,6 +1,6 @@
-//! Read caches for the catalog (a pet, a pet as the API's JSON, a page of pets, the
-//! category summaries), so that a busy storefront or integration costs no database
-//! round trip per read. They belong to the store's handle (`db::Db`): two stores in one
+//! Read caches for the catalog (a pet, a pet as the API's JSON, a page of pets, a page
+//! of pets as the API's JSON, the category summaries), so that a busy storefront or
+//! integration costs no database round trip per read. They belong to the store's handle (`db::Db`): two stores in one
 //! process share nothing.
 //!
 //! An entry is served only while it is of the current generation of the data
@@ -31,7 +31,7 @@ use std::hash::Hash;
 use crate::db::Db;
 use crate::error::{AppError, AppResult};
 use crate::model::{CategorySummary, PetCard};
-use crate::services::pets::CardsKey;
+use crate::services::pets::{CardsKey, JsonPage};
 
 /// What a key holds: a value with the generation it was read at, or a read's failure on
 /// its way to the callers that waited for that read (removed as soon as it is handed
@@ -187,6 +187,17 @@ fn json_bytes(json: &axum::body::Bytes) -> u32 {
     u32::try_from(std::mem::size_of::<(i64, u64, axum::body::Bytes)>() + json.len()).unwrap_or(u32::MAX)
 }
 
+/// What the pages of pets as the API's JSON may take in all.
+const LIST_JSON_MAX_BYTES: u64 = 16 << 20;
+
+/// About the memory a page of pets as JSON takes: its bytes, its cursor, its entry.
+fn json_page_bytes(page: &JsonPage) -> u32 {
+    let size = std::mem::size_of::<(CardsKey, u64, JsonPage)>()
+        + page.json.len()
+        + page.next_cursor.as_deref().map_or(0, str::len);
+    u32::try_from(size).unwrap_or(u32::MAX)
+}
+
 /// About the memory a page of cards takes.
 fn cards_bytes(cards: &[PetCard]) -> u32 {
     u32::try_from(cards.iter().map(card_bytes).sum::<usize>()).unwrap_or(u32::MAX)
@@ -205,6 +216,9 @@ pub struct Caches {
     pub(crate) summaries: ReadCache<(), Vec<CategorySummary>>,
     /// Pets by id as the API's JSON (`pets::get_as_json`), bounded by their length.
     pub(crate) pet_json: ReadCache<i64, axum::body::Bytes>,
+    /// Pages of pets as the API's JSON (`pets::list_as_json`), keyed as `pages`,
+    /// bounded by their length.
+    pub(crate) list_json: ReadCache<CardsKey, JsonPage>,
 }
 
 impl Default for Caches {
@@ -214,6 +228,7 @@ impl Default for Caches {
             pages: ReadCache::weighed(PAGES_MAX_BYTES, |cards| cards_bytes(cards)),
             summaries: ReadCache::new(4),
             pet_json: ReadCache::weighed(PET_JSON_MAX_BYTES, json_bytes),
+            list_json: ReadCache::weighed(LIST_JSON_MAX_BYTES, json_page_bytes),
         }
     }
 }
@@ -410,5 +425,52 @@ mod tests {
         .unwrap();
         assert_eq!((one.generation(), other.generation()), (0, 0));
         assert_eq!(summaries(&other).await.unwrap().len(), 1, "read from its own database");
+    }
+
+    #[tokio::test]
+    async fn a_page_of_pets_as_json_is_the_page_encoded_kept_and_a_write_shows_at_once() {
+        use crate::model::{NewCategory, NewPet, PetFilter};
+        use crate::services::paging::PageRequest;
+        use crate::services::{categories, pets};
+        let (_dir, db) = store().await;
+        let dogs = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+        let mut ids = Vec::new();
+        for name in ["Rex", "Max", "Rexie"] {
+            let new = NewPet { name: name.into(), category_id: dogs.id, ..Default::default() };
+            ids.push(pets::create(&db, new).await.unwrap().id);
+        }
+        let (all, first_two) = (PetFilter::default(), PageRequest { limit: 2, after: 0 });
+
+        let page = pets::list_as_json(&db, &all, first_two).await.unwrap();
+        let listed = pets::list(&db, &all, first_two).await.unwrap();
+        assert_eq!(page.json, serde_json::to_vec(&listed.items).unwrap());
+        assert!(listed.next_cursor.is_some());
+        assert_eq!(page.next_cursor.as_deref(), listed.next_cursor.as_deref());
+        // Kept: the next read is the same bytes, not a copy.
+        let again = pets::list_as_json(&db, &all, first_two).await.unwrap();
+        assert_eq!(again.json.as_ptr(), page.json.as_ptr());
+        // The last page: no cursor.
+        let last = pets::list_as_json(&db, &all, PageRequest { limit: 2, after: ids[1] }).await.unwrap();
+        assert!(last.next_cursor.is_none());
+        assert_eq!(last.json, serde_json::to_vec(&[pets::get(&db, ids[2]).await.unwrap()]).unwrap());
+        // Search text folded for the key: "REX" and "rex" share an entry.
+        let by_name = |q: &str| PetFilter { q: Some(q.into()), ..PetFilter::default() };
+        let upper = pets::list_as_json(&db, &by_name("REX"), PageRequest::default()).await.unwrap();
+        let lower = pets::list_as_json(&db, &by_name("rex"), PageRequest::default()).await.unwrap();
+        assert_eq!(upper.json.as_ptr(), lower.json.as_ptr());
+
+        // A rename is in the very next read.
+        let renamed = NewPet { name: "Fido".into(), category_id: dogs.id, ..Default::default() };
+        pets::replace(&db, ids[0], renamed).await.unwrap();
+        let after = pets::list_as_json(&db, &all, first_two).await.unwrap();
+        let text = String::from_utf8(after.json.to_vec()).unwrap();
+        assert!(text.contains("\"Fido\"") && !text.contains("\"Rex\""), "{text}");
+        let found = pets::list_as_json(&db, &by_name("rex"), PageRequest::default()).await.unwrap();
+        let names: Vec<String> = serde_json::from_slice::<Vec<serde_json::Value>>(&found.json)
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].to_string())
+            .collect();
+        assert_eq!(names, ["\"Rexie\""]);
     }
 }

@@ -328,18 +328,38 @@ pub enum ListErrors {
 /// A page of a listing: the body is the plain array; the next page, if any, is in
 /// `Link: <…>; rel="next"` (the request's own URL with the new cursor).
 pub fn paged<T: Serialize>(uri: &OriginalUri, page: Page<T>) -> Response {
-    let mut response = axum::Json(page.items).into_response();
-    if let Some(cursor) = page.next_cursor {
+    with_next_link(axum::Json(page.items).into_response(), uri, page.next_cursor.as_deref())
+}
+
+/// A page of pets already encoded (`pets::list_as_json`), sent as `paged` sends one.
+pub fn paged_json(uri: &OriginalUri, page: app::services::pets::JsonPage) -> Response {
+    with_next_link(json_answer(page.json), uri, page.next_cursor.as_deref())
+}
+
+fn with_next_link(mut response: Response, uri: &OriginalUri, cursor: Option<&str>) -> Response {
+    if let Some(cursor) = cursor {
         let mut pairs: Vec<(String, String)> =
             serde_urlencoded::from_str(uri.query().unwrap_or("")).unwrap_or_default();
         pairs.retain(|(key, _)| key != "cursor");
-        pairs.push(("cursor".into(), cursor));
+        pairs.push(("cursor".into(), cursor.to_owned()));
         let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
         let link = format!("<{}?{query}>; rel=\"next\"", uri.path());
         if let Ok(value) = HeaderValue::from_str(&link) {
             response.headers_mut().insert(header::LINK, value);
         }
     }
+    response
+}
+
+/// An answer of JSON already encoded (a kept pet or page of pets), as `axum::Json`
+/// would send it. Its header map has room from the start for what the layers outside
+/// add (the guard would otherwise grow it, rehashing what is in it).
+pub fn json_answer(json: axum::body::Bytes) -> Response {
+    let mut response = Response::new(axum::body::Body::from(json));
+    // Its own (content type; deprecation, sunset and link for a pet; link for a page)
+    // and the layers' headers.
+    *response.headers_mut() = axum::http::HeaderMap::with_capacity(4 + auth::ANSWER_HEADERS);
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 

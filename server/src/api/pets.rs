@@ -13,7 +13,7 @@ use utoipa::IntoParams;
 
 use super::auth::{Admin, Customer};
 use super::extract::{Id, Json, Query, RawBody};
-use super::{AuthErrors, BodyErrors, ListErrors, location, paged};
+use super::{AuthErrors, BodyErrors, ListErrors, json_answer, location, paged_json};
 use crate::{AppState, Config};
 
 /// Query parameters of `GET /pets`, kept as text so that the service can name a bad
@@ -67,7 +67,7 @@ pub async fn list_pets(
         query.ids.as_deref(),
     )?;
     let page = PageRequest::parse(query.limit.as_deref(), query.cursor.as_deref())?;
-    Ok(paged(&uri, pets::list(&state.db, &filter, page).await?))
+    Ok(paged_json(&uri, pets::list_as_json(&state.db, &filter, page).await?))
 }
 
 /// Create a pet
@@ -126,17 +126,6 @@ pub async fn get_pet(
     };
     // Deprecation headers go on every response of this operation, 401s and 400s included.
     state.deprecation.add_to(response.headers_mut(), pet_id);
-    response
-}
-
-/// An answer of JSON already encoded, as `axum::Json` would send it.
-/// Its header map has room from the start for what the layers outside add (the guard
-/// would otherwise grow it, rehashing what is in it).
-fn json_answer(json: axum::body::Bytes) -> Response {
-    let mut response = Response::new(axum::body::Body::from(json));
-    // Its own four (content type, deprecation, sunset, link) and the layers' headers.
-    *response.headers_mut() = HeaderMap::with_capacity(4 + super::auth::ANSWER_HEADERS);
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
