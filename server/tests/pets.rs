@@ -172,51 +172,73 @@ async fn replace_changes_name_category_and_status_under_the_rules() {
     assert_eq!(app.get(&path).await.body["name"], "Felix");
 }
 
-/// `GET /pets/{petId}` answers from JSON kept between reads (`pets::get_as_json`): a
-/// write through the API, an order and a write behind this process's back each show.
+/// `GET /pets/{petId}` and `GET /pets` answer from JSON kept between reads
+/// (`pets::get_as_json`, `pets::list_as_json`): a write through the API, an order and a
+/// write behind this process's back each show in both.
 #[tokio::test]
-async fn get_by_id_shows_every_write_after_reads_were_kept() {
+async fn reads_show_every_write_after_they_were_kept() {
     let app = TestApp::new().await;
     let dogs = app.category("Dogs").await;
     let pet = app.pet("Rex", dogs, None).await;
     let path = format!("/api/v1/pets/{pet}");
+    // The pet as the first page of the listing shows it (a page of one, with a filter,
+    // and the whole list: three kept pages).
+    let listed = |query: &'static str| {
+        let app = &app;
+        async move {
+            let reply = app.get(&format!("/api/v1/pets?{query}")).await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+            reply.body.as_array().unwrap().iter().find(|p| p["id"] == pet).cloned().unwrap_or_default()
+        }
+    };
     for _ in 0..2 {
         assert_eq!(app.get(&path).await.body["name"], "Rex");
+        assert_eq!(listed("limit=1").await["name"], "Rex");
+        assert_eq!(listed("status=available").await["name"], "Rex");
+        assert_eq!(listed("q=rex").await["name"], "Rex");
     }
 
     // Through the API: at once.
     let reply = app.put(&path, json!({ "name": "Max", "categoryId": dogs })).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
     let reply = app.get(&path).await;
-    assert_eq!(
-        reply.body,
-        json!({ "id": pet, "name": "Max", "categoryId": dogs, "status": "available", "photoUrls": [] })
-    );
+    let max = json!({ "id": pet, "name": "Max", "categoryId": dogs, "status": "available", "photoUrls": [] });
+    assert_eq!(reply.body, max);
     assert_eq!(reply.header("content-type"), Some("application/json"));
+    assert_eq!(listed("limit=1").await, max);
+    assert_eq!(listed("q=rex").await, serde_json::Value::Null, "no longer found by its old name");
 
     // An order that takes the last unit makes it pending.
     let reply = app.post("/api/v1/store/orders", json!({ "petId": pet, "quantity": 1 })).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
     assert_eq!(app.get(&path).await.body["status"], "pending");
+    assert_eq!(listed("limit=1").await["status"], "pending");
+    assert_eq!(listed("status=available").await, serde_json::Value::Null, "no longer available");
 
     // Behind this process's back (as another server over the same file would write):
     // within the catalog watcher's interval, polled with room for a loaded machine.
     app.rename_pet_behind_the_services(pet, "Bella").await;
-    let mut name = serde_json::Value::Null;
+    let mut names = (serde_json::Value::Null, serde_json::Value::Null);
     for _ in 0..20 {
         tokio::time::sleep(app::db::CATALOG_WATCH_INTERVAL).await;
-        name = app.get(&path).await.body["name"].clone();
-        if name == "Bella" {
+        names = (app.get(&path).await.body["name"].clone(), listed("limit=1").await["name"].clone());
+        if names == (json!("Bella"), json!("Bella")) {
             break;
         }
     }
-    assert_eq!(name, "Bella", "not seen within 2 s");
+    assert_eq!(names, (json!("Bella"), json!("Bella")), "not seen within 2 s");
 
     // Gone once deleted.
-    let other = format!("/api/v1/pets/{}", app.pet("Luna", dogs, None).await);
-    assert_eq!(app.get(&other).await.body["name"], "Luna");
-    assert_eq!(app.delete(&other).await.status, StatusCode::NO_CONTENT);
-    app.get(&other).await.assert_error(404, "not_found");
+    let other = app.pet("Luna", dogs, None).await;
+    let other_path = format!("/api/v1/pets/{other}");
+    assert_eq!(app.get(&other_path).await.body["name"], "Luna");
+    let ids = |reply: common::Reply| -> Vec<i64> {
+        reply.body.as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect()
+    };
+    assert_eq!(ids(app.get("/api/v1/pets").await), [pet, other]);
+    assert_eq!(app.delete(&other_path).await.status, StatusCode::NO_CONTENT);
+    app.get(&other_path).await.assert_error(404, "not_found");
+    assert_eq!(ids(app.get("/api/v1/pets").await), [pet]);
 }
 
 #[tokio::test]
