@@ -1,7 +1,7 @@
 //! Read caches for the catalog (a pet, a pet as the API's JSON, a page of pets, a page
 //! of pets as the API's JSON, the category summaries), so that a busy storefront or
-//! integration costs no database round trip per read. They belong to the store's handle (`db::Db`): two stores in one
-//! process share nothing.
+//! integration costs no database round trip per read. They belong to the store's
+//! handle (`db::Db`): two stores in one process share nothing.
 //!
 //! An entry is served only while it is of the current generation of the data
 //! (`Db::generation`, kept with every value), or a later one:
