@@ -50,19 +50,20 @@ impl<V> Entry<V> {
 }
 
 /// What an entry weighs: 1 for a cache bounded by its number of entries, about its
-/// bytes for one bounded by weight.
-struct Weigh<V>(fn(&V) -> u32);
+/// bytes (key and value) for one bounded by weight. Never 0: quick_cache never evicts
+/// an entry of weight 0.
+struct Weigh<K, V>(fn(&K, &V) -> u32);
 
-impl<V> Clone for Weigh<V> {
-    fn clone(&self) -> Weigh<V> {
+impl<K, V> Clone for Weigh<K, V> {
+    fn clone(&self) -> Weigh<K, V> {
         Weigh(self.0)
     }
 }
 
-impl<K, V> quick_cache::Weighter<K, Entry<V>> for Weigh<V> {
-    fn weight(&self, _: &K, entry: &Entry<V>) -> u64 {
+impl<K, V> quick_cache::Weighter<K, Entry<V>> for Weigh<K, V> {
+    fn weight(&self, key: &K, entry: &Entry<V>) -> u64 {
         match entry {
-            Entry::Read(_, value) => u64::from((self.0)(value)),
+            Entry::Read(_, value) => u64::from((self.0)(key, value).max(1)),
             Entry::Failed(_) => 1,
         }
     }
@@ -74,7 +75,7 @@ impl<K, V> quick_cache::Weighter<K, Entry<V>> for Weigh<V> {
 const SHARD_MIN_WEIGHT: u64 = 2 << 20;
 
 pub struct ReadCache<K, V> {
-    entries: quick_cache::sync::Cache<K, Entry<V>, Weigh<V>>,
+    entries: quick_cache::sync::Cache<K, Entry<V>, Weigh<K, V>>,
 }
 
 impl<K, V> ReadCache<K, V>
@@ -84,12 +85,12 @@ where
 {
     pub fn new(capacity: u64) -> ReadCache<K, V> {
         let items = usize::try_from(capacity).unwrap_or(usize::MAX);
-        ReadCache { entries: quick_cache::sync::Cache::with_weighter(items, capacity, Weigh(|_| 1)) }
+        ReadCache { entries: quick_cache::sync::Cache::with_weighter(items, capacity, Weigh(|_, _| 1)) }
     }
 
     /// A cache bounded by the weight of its values (`weigh`: about their bytes) rather
     /// than their number, for values whose size varies widely.
-    pub fn weighed(max_weight: u64, weigh: fn(&V) -> u32) -> ReadCache<K, V> {
+    pub fn weighed(max_weight: u64, weigh: fn(&K, &V) -> u32) -> ReadCache<K, V> {
         let shards = usize::try_from(max_weight / SHARD_MIN_WEIGHT).unwrap_or(1).clamp(1, 64);
         let options = quick_cache::OptionsBuilder::new()
             // quick_cache sizes its tables from this guess: values of about 500 bytes.
@@ -178,29 +179,41 @@ fn card_bytes(card: &PetCard) -> usize {
     std::mem::size_of::<PetCard>() + text + card.photo_hash.as_ref().map_or(0, String::len)
 }
 
-fn one_card_bytes(card: &PetCard) -> u32 {
-    u32::try_from(card_bytes(card)).unwrap_or(u32::MAX)
+fn one_card_bytes(_: &i64, card: &PetCard) -> u32 {
+    u32::try_from(std::mem::size_of::<(i64, u64)>() + card_bytes(card)).unwrap_or(u32::MAX)
 }
 
 /// About the memory a pet's JSON takes: its bytes, and the entry that holds them.
-fn json_bytes(json: &axum::body::Bytes) -> u32 {
+fn json_bytes(_: &i64, json: &axum::body::Bytes) -> u32 {
     u32::try_from(std::mem::size_of::<(i64, u64, axum::body::Bytes)>() + json.len()).unwrap_or(u32::MAX)
+}
+
+/// About the memory a page's key takes: the entry's fixed part, the search text and
+/// the ids (up to 100). An empty page weighs this much too.
+fn page_key_bytes((filter, _, _): &CardsKey) -> usize {
+    std::mem::size_of::<(CardsKey, u64)>()
+        + filter.q.as_ref().map_or(0, String::len)
+        + filter.ids.as_ref().map_or(0, |ids| ids.len() * std::mem::size_of::<i64>())
+}
+
+/// About the memory a page of cards takes, with its key. (A `&Vec`: the weigher's type
+/// is `fn(&K, &V)`.)
+#[allow(clippy::ptr_arg)]
+fn cards_bytes(key: &CardsKey, cards: &Vec<PetCard>) -> u32 {
+    let size = page_key_bytes(key) + std::mem::size_of::<Vec<PetCard>>() + cards.iter().map(card_bytes).sum::<usize>();
+    u32::try_from(size).unwrap_or(u32::MAX)
 }
 
 /// What the pages of pets as the API's JSON may take in all.
 const LIST_JSON_MAX_BYTES: u64 = 16 << 20;
 
-/// About the memory a page of pets as JSON takes: its bytes, its cursor, its entry.
-fn json_page_bytes(page: &JsonPage) -> u32 {
-    let size = std::mem::size_of::<(CardsKey, u64, JsonPage)>()
+/// About the memory a page of pets as JSON takes, with its key: its bytes, its cursor.
+fn json_page_bytes(key: &CardsKey, page: &JsonPage) -> u32 {
+    let size = page_key_bytes(key)
+        + std::mem::size_of::<JsonPage>()
         + page.json.len()
         + page.next_cursor.as_deref().map_or(0, str::len);
     u32::try_from(size).unwrap_or(u32::MAX)
-}
-
-/// About the memory a page of cards takes.
-fn cards_bytes(cards: &[PetCard]) -> u32 {
-    u32::try_from(cards.iter().map(card_bytes).sum::<usize>()).unwrap_or(u32::MAX)
 }
 
 /// The catalog's read caches, one set per store.
@@ -225,7 +238,7 @@ impl Default for Caches {
     fn default() -> Caches {
         Caches {
             cards: ReadCache::weighed(CARDS_MAX_BYTES, one_card_bytes),
-            pages: ReadCache::weighed(PAGES_MAX_BYTES, |cards| cards_bytes(cards)),
+            pages: ReadCache::weighed(PAGES_MAX_BYTES, cards_bytes),
             summaries: ReadCache::new(4),
             pet_json: ReadCache::weighed(PET_JSON_MAX_BYTES, json_bytes),
             list_json: ReadCache::weighed(LIST_JSON_MAX_BYTES, json_page_bytes),
@@ -472,5 +485,20 @@ mod tests {
             .map(|p| p["name"].to_string())
             .collect();
         assert_eq!(names, ["\"Rexie\""]);
+    }
+
+    #[tokio::test]
+    async fn empty_pages_weigh_something_and_are_evicted_in_their_turn() {
+        // quick_cache never evicts an entry of weight 0: a page that found nothing (a
+        // search for a random word) must weigh its key, or such pages pile up for good.
+        let (_dir, db) = store().await;
+        let cache: ReadCache<CardsKey, Vec<PetCard>> = ReadCache::weighed(64 << 10, cards_bytes);
+        for n in 0..5_000 {
+            let filter = crate::model::PetFilter { q: Some(format!("word{n}")), ..Default::default() };
+            let key = (filter, crate::db::sql::pets::Keyset::Id(0), 20);
+            cache.get_or_read(&db, key, || async { ok(Vec::new()) }).await.unwrap();
+        }
+        let kept = cache.entries.len();
+        assert!(kept > 0 && kept < 1_000, "{kept} empty pages kept in 64 KiB");
     }
 }

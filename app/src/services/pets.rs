@@ -10,8 +10,9 @@ use crate::services::paging::{self, PageRequest};
 use crate::services::rules;
 use crate::services::{inventory, validate};
 
-/// A page of cards as it is cached: the filter (its search text folded, so that "Rex"
-/// and "rex" share an entry), where the page starts and how many it holds.
+/// A page of cards, or of pets as the API's JSON, as it is cached: the filter (its
+/// search text folded, so that "Rex" and "rex" share an entry), where the page starts
+/// and how many it holds.
 pub type CardsKey = (PetFilter, Keyset, u32);
 
 /// One page of pets with their category name and stock, by id (what the API lists;
@@ -38,16 +39,20 @@ pub async fn browse(
     Ok(Page { items: cards, next_cursor })
 }
 
-/// `limit` cards from `from` on, and one more when there is one.
+/// The key of a page of `limit` cards from `from` on.
+fn cards_key(filter: &PetFilter, from: Keyset, limit: u32) -> CardsKey {
+    (PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() }, from, limit)
+}
+
+/// `limit` cards from `from` on, and one more when there is one, from the database.
+async fn query_cards(db: &Db, (filter, from, limit): CardsKey) -> AppResult<Vec<PetCard>> {
+    sql::pets::cards(db, &filter, filter.q.as_deref(), &from, i64::from(limit) + 1).await
+}
+
+/// `limit` cards from `from` on, and one more when there is one (kept).
 async fn read_cards(db: &Db, filter: &PetFilter, from: Keyset, limit: u32) -> AppResult<Vec<PetCard>> {
-    let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
-    let fetch = i64::from(limit) + 1;
-    db.caches()
-        .pages
-        .get_or_read(db, (key.clone(), from.clone(), limit), || async move {
-            sql::pets::cards(db, &key, key.q.as_deref(), &from, fetch).await
-        })
-        .await
+    let key = cards_key(filter, from, limit);
+    db.caches().pages.get_or_read(db, key.clone(), || query_cards(db, key)).await
 }
 
 /// The spec's `Pets` listing: the same query, each row cut down to a `Pet`.
@@ -66,18 +71,24 @@ pub struct JsonPage {
 
 /// The page of `list`, as the API's JSON: encoded once per generation of the data and
 /// kept (`cache`), as `get_as_json` keeps a pet, so that a busy `GET /pets` neither
-/// copies twenty cards nor encodes them on every read.
+/// copies twenty cards nor encodes them on every read. Read from the database on a
+/// miss, not through the cards' pages: the page is kept once, as JSON.
 pub async fn list_as_json(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<JsonPage> {
-    let key = PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() };
-    let read = || async move {
-        let page = list(db, filter, page).await?;
-        let json = serde_json::to_vec(&page.items).map_err(|err| AppError::internal("encoding pets", err))?;
-        Ok(JsonPage {
-            json: axum::body::Bytes::from(json.into_boxed_slice()),
-            next_cursor: page.next_cursor.map(Into::into),
-        })
+    let key = cards_key(filter, Keyset::Id(page.after), page.limit);
+    let query = key.clone();
+    let read = move || async move {
+        let page = page.finish(query_cards(db, query).await?, |card| card.id);
+        let pets: Vec<Pet> = page.items.into_iter().map(Pet::from).collect();
+        Ok(JsonPage { json: encode(&pets, "pets")?, next_cursor: page.next_cursor.map(Into::into) })
     };
-    db.caches().list_json.get_or_read(db, (key, Keyset::Id(page.after), page.limit), read).await
+    db.caches().list_json.get_or_read(db, key, read).await
+}
+
+/// `value` as JSON bytes to keep. Boxed first: the kept bytes hold no spare capacity the
+/// cache's weight misses.
+fn encode<T: serde::Serialize>(value: &T, what: &str) -> AppResult<axum::body::Bytes> {
+    let json = serde_json::to_vec(value).map_err(|err| AppError::internal(&format!("encoding {what}"), err))?;
+    Ok(axum::body::Bytes::from(json.into_boxed_slice()))
 }
 
 pub async fn card(db: &Db, id: i64) -> AppResult<PetCard> {
@@ -93,12 +104,7 @@ pub async fn get(db: &Db, id: i64) -> AppResult<Pet> {
 /// kept (`cache`), so that a busy `GET /pets/{petId}` neither copies the card nor
 /// encodes it on every read.
 pub async fn get_as_json(db: &Db, id: i64) -> AppResult<axum::body::Bytes> {
-    let read = || async move {
-        let pet = get(db, id).await?;
-        // Boxed first: the kept bytes hold no spare capacity the cache's weight misses.
-        let json = serde_json::to_vec(&pet).map_err(|err| AppError::internal("encoding a pet", err))?;
-        Ok(axum::body::Bytes::from(json.into_boxed_slice()))
-    };
+    let read = || async move { encode(&get(db, id).await?, "a pet") };
     db.caches().pet_json.get_or_read(db, id, read).await
 }
 
