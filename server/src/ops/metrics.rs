@@ -6,7 +6,7 @@
 //! `authorization: {credentials: …}`, or `X-API-Key`), read as the API reads it, but
 //! is not rate-limited.
 
-use std::sync::{LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use app::model::Role;
@@ -124,18 +124,121 @@ pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
 /// routes and `unmatched`, the status codes), whatever a client puts in its request
 /// line. Called by the operational layer (`ops::EveryRequest`) for every answer,
 /// whoever made it: handlers, the guard's refusals, the body limit, timeouts, panics.
+///
+/// Gathered in this thread's batch and handed to the recorder `BATCH` answers at a
+/// time, and at every scrape (`render`), which so counts every answer made before it.
 pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
-    let elapsed = elapsed.as_secs_f64();
-    let method = method_label(method);
-    let recorded = SERIES.get(route).is_some_and(|series| {
-        let found = series.iter().find(|s| s.method == method && s.status == status);
-        found.inspect(|s| s.record(elapsed)).is_some()
-    });
-    if !recorded {
-        let series = Series::register(method, route, status);
-        series.record(elapsed);
-        SERIES.entry(route.to_owned()).or_default().push(series);
+    let (method, seconds) = (method_label(method), elapsed.as_secs_f64());
+    // A thread whose locals are being torn down hands the answer over at once.
+    let batched = THIS_THREAD.try_with(|batch| lock(batch).add(method, route, status, seconds));
+    if batched.is_err() {
+        let series = series(method, route, status);
+        series.requests.increment(1);
+        series.duration.record(seconds);
     }
+}
+
+/// How many answers of one series a thread gathers before handing them over.
+///
+/// Why gather them: the series' counter and histogram are atomics that every thread
+/// updates, and so was the lock of the map that finds them. Recorded at once, each
+/// answer moved their cache lines from one core to the other: in a `perf` profile of
+/// the pet read under wrk, about 1.2 % of the server's CPU sat on those instructions.
+/// A thread's batch is its own (its lock is taken by another thread only at a scrape),
+/// and a batch is handed over while its lines stay on this core.
+const BATCH: usize = 64;
+
+thread_local! {
+    /// This thread's batch, listed in `BATCHES` for the scrapes.
+    static THIS_THREAD: Arc<Mutex<Batch>> = {
+        let batch = Arc::new(Mutex::new(Batch::default()));
+        lock(&BATCHES).push(batch.clone());
+        batch
+    };
+}
+
+/// Every thread's batch, for a scrape to hand over (a thread's that has ended too).
+static BATCHES: Mutex<Vec<Arc<Mutex<Batch>>>> = Mutex::new(Vec::new());
+
+/// `mutex`'s contents, whatever a thread that panicked while holding it left: counts.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One thread's answers not yet handed to the recorder, by series.
+#[derive(Default)]
+struct Batch {
+    tallies: Vec<Tally>,
+}
+
+struct Tally {
+    series: Arc<Series>,
+    route: Box<str>,
+    /// Each answer's latency, in seconds.
+    latencies: Vec<f64>,
+}
+
+impl Batch {
+    fn add(&mut self, method: &'static str, route: &str, status: StatusCode, seconds: f64) {
+        let found = self
+            .tallies
+            .iter()
+            .position(|tally| tally.series.method == method && tally.series.status == status && *tally.route == *route);
+        let tally = match found {
+            Some(n) => &mut self.tallies[n],
+            None => {
+                let series = series(method, route, status);
+                let latencies = Vec::with_capacity(BATCH);
+                self.tallies.push(Tally { series, route: route.into(), latencies });
+                self.tallies.last_mut().expect("just pushed")
+            }
+        };
+        tally.latencies.push(seconds);
+        if tally.latencies.len() >= BATCH {
+            tally.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        self.tallies.iter_mut().for_each(Tally::hand_over);
+    }
+}
+
+impl Tally {
+    fn hand_over(&mut self) {
+        if self.latencies.is_empty() {
+            return;
+        }
+        self.series.requests.increment(self.latencies.len() as u64);
+        for seconds in self.latencies.drain(..) {
+            self.series.duration.record(seconds);
+        }
+    }
+}
+
+/// Hands every thread's batch to the recorder, and forgets those of threads that have
+/// ended (after handing theirs over).
+fn hand_over_every_batch() {
+    lock(&BATCHES).retain(|batch| {
+        lock(batch).hand_over();
+        Arc::strong_count(batch) > 1
+    });
+}
+
+/// The series of `method`, `route` and `status`, registered on first use.
+fn series(method: &'static str, route: &str, status: StatusCode) -> Arc<Series> {
+    let found =
+        SERIES.get(route).and_then(|series| series.iter().find(|s| s.method == method && s.status == status).cloned());
+    found.unwrap_or_else(|| {
+        let mut all = SERIES.entry(route.to_owned()).or_default();
+        // Registered meanwhile by another thread, or now.
+        if let Some(series) = all.iter().find(|s| s.method == method && s.status == status) {
+            return series.clone();
+        }
+        let series = Arc::new(Series::register(method, route, status));
+        all.push(series.clone());
+        series
+    })
 }
 
 /// A method as a label: one of HTTP's own, or `other` for any a client invents.
@@ -164,10 +267,11 @@ pub async fn note_route(request: Request, next: axum::middleware::Next) -> Respo
     next.run(request).await
 }
 
-/// The handles of every series seen so far, by route: the facade's own look-up (by
+/// The handles of every series seen so far, by route (looked up by a thread for a
+/// series new to its batch): the facade's own look-up (by
 /// name and labels, on every call) builds, sorts and hashes a key and copies its
 /// labels, which was about 4 % of the server's CPU per API request (docs/PERFORMANCE.md).
-static SERIES: LazyLock<DashMap<String, Vec<Series>>> = LazyLock::new(DashMap::new);
+static SERIES: LazyLock<DashMap<String, Vec<Arc<Series>>>> = LazyLock::new(DashMap::new);
 
 /// One route's counter and histogram for one method and status.
 struct Series {
@@ -192,11 +296,6 @@ impl Series {
             duration: metrics::histogram!("http_request_duration_seconds", &labels),
         }
     }
-
-    fn record(&self, seconds: f64) {
-        self.requests.increment(1);
-        self.duration.record(seconds);
-    }
 }
 
 /// `GET /metrics`: the Prometheus text format. A scrape counts against no limit, but
@@ -214,7 +313,13 @@ pub async fn render(State(state): State<AppState>, request: Request) -> Response
         return err.into_response();
     }
     record_gauges(&state).await;
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], handle().render()).into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text()).into_response()
+}
+
+/// The metrics as Prometheus text, with every answer made before this call.
+fn text() -> String {
+    hand_over_every_batch();
+    handle().render()
 }
 
 /// What other parts already know, read when scraped.
@@ -233,5 +338,37 @@ async fn record_gauges(state: &AppState) {
     metrics::gauge!("petstore_db_writes_failing").set(if state.db.writes_failing() { 1.0 } else { 0.0 });
     if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `http_requests_total` and histogram count lines of `route` in `text`.
+    fn counts(text: &str, route: &str) -> (String, String) {
+        let find = |prefix: &str| {
+            let line = text.lines().find(|line| line.starts_with(prefix) && line.contains(route));
+            line.map(|line| line.rsplit(' ').next().unwrap_or_default().to_owned()).unwrap_or_default()
+        };
+        (find("http_requests_total{"), find("http_request_duration_seconds_count{"))
+    }
+
+    #[test]
+    fn a_scrape_counts_every_answer_made_before_it_on_every_thread() {
+        let route = "/test/batched";
+        let answer = |n: u32| record(&Method::GET, route, StatusCode::OK, Duration::from_micros(100 + u64::from(n)));
+        // Fewer than a batch on threads that have ended, and on this one, which goes on.
+        let threads: Vec<_> = (0..3).map(|_| std::thread::spawn(move || (0..10).for_each(answer))).collect();
+        threads.into_iter().for_each(|thread| thread.join().unwrap());
+        (0..5).for_each(answer);
+        assert_eq!(counts(&text(), route), ("35".to_owned(), "35".to_owned()));
+        // More than a batch: what was handed over on the way and what was left, once.
+        (0..(BATCH as u32 * 2 + 7)).for_each(answer);
+        assert_eq!(counts(&text(), route), ("170".to_owned(), "170".to_owned()));
+        // The ended threads' batches are forgotten once handed over.
+        let listed =
+            lock(&BATCHES).iter().filter(|batch| lock(batch).tallies.iter().any(|t| *t.route == *route)).count();
+        assert_eq!(listed, 1, "only this thread's batch is still listed");
     }
 }
