@@ -88,8 +88,8 @@ where
         ReadCache { entries: quick_cache::sync::Cache::with_weighter(items, capacity, Weigh(|_, _| 1)) }
     }
 
-    /// A cache bounded by the weight of its values (`weigh`: about their bytes) rather
-    /// than their number, for values whose size varies widely.
+    /// A cache bounded by the weight of its entries (`weigh`: about the bytes of a key
+    /// and its value) rather than their number, for values whose size varies widely.
     pub fn weighed(max_weight: u64, weigh: fn(&K, &V) -> u32) -> ReadCache<K, V> {
         let shards = usize::try_from(max_weight / SHARD_MIN_WEIGHT).unwrap_or(1).clamp(1, 64);
         let options = quick_cache::OptionsBuilder::new()
