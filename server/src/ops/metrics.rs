@@ -28,7 +28,8 @@ const LATENCY_BUCKETS: &[f64] =
 /// the client's timeout (0.5 s) is trouble.
 const REDIS_BUCKETS: &[f64] = &[0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5];
 
-/// The process-wide recorder (the facade allows one), installed on first use.
+/// The process-wide recorder (the facade allows one), installed on first use. Render it
+/// through `text`, which first hands over the answers the threads have gathered.
 pub fn handle() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
@@ -106,13 +107,16 @@ fn describe() {
     );
 }
 
-/// Histograms keep raw samples until they are drained; drain them even if nobody scrapes.
+/// Histograms keep raw samples until they are drained; drain them even if nobody scrapes
+/// (the threads' batches first, so that an idle thread's answers and an ended thread's
+/// batch are not kept until a scrape either).
 pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
     let handle = handle();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(5));
         loop {
             tick.tick().await;
+            hand_over_every_batch();
             handle.run_upkeep();
         }
     })
@@ -126,7 +130,8 @@ pub fn spawn_upkeep() -> tokio::task::JoinHandle<()> {
 /// whoever made it: handlers, the guard's refusals, the body limit, timeouts, panics.
 ///
 /// Gathered in this thread's batch and handed to the recorder `BATCH` answers at a
-/// time, and at every scrape (`render`), which so counts every answer made before it.
+/// time, and at every scrape (`render`), so that a scrape counts every answer made
+/// before it.
 pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
     let (method, seconds) = (method_label(method), elapsed.as_secs_f64());
     // A thread whose locals are being torn down hands the answer over at once.
@@ -143,7 +148,8 @@ pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duratio
 /// Why gather them: the series' counter and histogram are atomics that every thread
 /// updates, and so was the lock of the map that finds them. Recorded at once, each
 /// answer moved their cache lines from one core to the other: in a `perf` profile of
-/// the pet read under wrk, about 1.2 % of the server's CPU sat on those instructions.
+/// the pet read under wrk, the metrics' functions were 1.8 % of the server's samples,
+/// mostly on those instructions (0.6 % gathered; docs/PERFORMANCE.md, "What changed").
 /// A thread's batch is its own (its lock is taken by another thread only at a scrape),
 /// and a batch is handed over while its lines stay on this core.
 const BATCH: usize = 64;
@@ -173,23 +179,19 @@ struct Batch {
 
 struct Tally {
     series: Arc<Series>,
-    route: Box<str>,
     /// Each answer's latency, in seconds.
     latencies: Vec<f64>,
 }
 
 impl Batch {
     fn add(&mut self, method: &'static str, route: &str, status: StatusCode, seconds: f64) {
-        let found = self
-            .tallies
-            .iter()
-            .position(|tally| tally.series.method == method && tally.series.status == status && *tally.route == *route);
+        let found = self.tallies.iter().position(|tally| tally.series.is(method, route, status));
         let tally = match found {
             Some(n) => &mut self.tallies[n],
             None => {
                 let series = series(method, route, status);
                 let latencies = Vec::with_capacity(BATCH);
-                self.tallies.push(Tally { series, route: route.into(), latencies });
+                self.tallies.push(Tally { series, latencies });
                 self.tallies.last_mut().expect("just pushed")
             }
         };
@@ -227,13 +229,13 @@ fn hand_over_every_batch() {
 
 /// The series of `method`, `route` and `status`, registered on first use.
 fn series(method: &'static str, route: &str, status: StatusCode) -> Arc<Series> {
-    let found =
-        SERIES.get(route).and_then(|series| series.iter().find(|s| s.method == method && s.status == status).cloned());
+    let find = |all: &[Arc<Series>]| all.iter().find(|s| s.is(method, route, status)).cloned();
+    let found = SERIES.get(route).and_then(|all| find(&all));
     found.unwrap_or_else(|| {
         let mut all = SERIES.entry(route.to_owned()).or_default();
         // Registered meanwhile by another thread, or now.
-        if let Some(series) = all.iter().find(|s| s.method == method && s.status == status) {
-            return series.clone();
+        if let Some(series) = find(&all) {
+            return series;
         }
         let series = Arc::new(Series::register(method, route, status));
         all.push(series.clone());
@@ -268,20 +270,25 @@ pub async fn note_route(request: Request, next: axum::middleware::Next) -> Respo
 }
 
 /// The handles of every series seen so far, by route (looked up by a thread for a
-/// series new to its batch): the facade's own look-up (by
-/// name and labels, on every call) builds, sorts and hashes a key and copies its
-/// labels, which was about 4 % of the server's CPU per API request (docs/PERFORMANCE.md).
+/// series new to its batch): the facade's own look-up (by name and labels, on every
+/// call) builds, sorts and hashes a key and copies its labels, which was about 4 % of
+/// the server's CPU per API request (docs/PERFORMANCE.md).
 static SERIES: LazyLock<DashMap<String, Vec<Arc<Series>>>> = LazyLock::new(DashMap::new);
 
 /// One route's counter and histogram for one method and status.
 struct Series {
     method: &'static str,
+    route: Box<str>,
     status: StatusCode,
     requests: metrics::Counter,
     duration: metrics::Histogram,
 }
 
 impl Series {
+    fn is(&self, method: &str, route: &str, status: StatusCode) -> bool {
+        self.method == method && self.status == status && *self.route == *route
+    }
+
     fn register(method: &'static str, route: &str, status: StatusCode) -> Series {
         handle(); // handles taken before the recorder is installed would count nothing
         let labels = [
@@ -291,6 +298,7 @@ impl Series {
         ];
         Series {
             method,
+            route: route.into(),
             status,
             requests: metrics::counter!("http_requests_total", &labels),
             duration: metrics::histogram!("http_request_duration_seconds", &labels),
@@ -368,7 +376,7 @@ mod tests {
         assert_eq!(counts(&text(), route), ("170".to_owned(), "170".to_owned()));
         // The ended threads' batches are forgotten once handed over.
         let listed =
-            lock(&BATCHES).iter().filter(|batch| lock(batch).tallies.iter().any(|t| *t.route == *route)).count();
+            lock(&BATCHES).iter().filter(|batch| lock(batch).tallies.iter().any(|t| *t.series.route == *route)).count();
         assert_eq!(listed, 1, "only this thread's batch is still listed");
     }
 }
