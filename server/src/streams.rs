@@ -115,8 +115,10 @@ async fn live(
         let busy = (axum::http::StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "5")], "too many live streams");
         return busy.into_response();
     };
-    // Only what happens from now on: the page around it was just drawn.
-    match events::resume_after(&state.db, None).await {
+    // A new stream: only what happens from now on, since the page around it was just
+    // drawn. A browser reconnecting after a drop sends the last id it had, and gets
+    // what happened in between, so that no change of stock is missed.
+    match events::resume_after(&state.db, last_event_id(request.headers())).await {
         Ok(after) => respond(state.db.clone(), state.feed.clone(), Viewer::Visitor, after, tickets),
         Err(err) => err.into_response(),
     }

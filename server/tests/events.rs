@@ -314,8 +314,16 @@ fn parse_stream(text: &str) -> (Vec<Value>, Vec<String>) {
 }
 
 async fn open_stream(app: &TestApp, key: &str, last_event_id: Option<&str>) -> axum::response::Response {
+    open(app, "/api/v1/events", Some(key), last_event_id).await
+}
+
+/// Opens the stream at `path`, with a key or without, from one address.
+async fn open(app: &TestApp, path: &str, key: Option<&str>, last_event_id: Option<&str>) -> axum::response::Response {
     use tower::ServiceExt;
-    let mut request = Request::get("/api/v1/events").header("x-api-key", key);
+    let mut request = Request::get(path);
+    if let Some(key) = key {
+        request = request.header("x-api-key", key);
+    }
     if let Some(id) = last_event_id {
         request = request.header("last-event-id", id);
     }
@@ -379,6 +387,52 @@ async fn a_keys_stream_shows_what_it_may_see_resumes_and_is_limited() {
 }
 
 /// A page of the staff console, as this session sees it.
+/// The storefront's stream: a visitor sees the stock change, not who ordered; a browser
+/// that reconnects with the last id it had gets what it missed; an address has four.
+#[tokio::test]
+async fn the_storefronts_stream_shows_the_stock_and_resumes_where_the_browser_left_off() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let pet = app.pet("Rex", dogs, None).await;
+    let (_, shopper) = app.key(Role::Customer, Plan::Pro, None).await;
+
+    let response = open(&app, "/live", None, None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    app.put(&format!("/api/v1/store/inventory/{pet}"), json!({ "quantity": 10 })).await;
+    let (events, ids, _) = read_stream(&mut body, 1, Duration::from_secs(5)).await;
+    assert_eq!(types(&events), ["inventory.updated"]);
+    assert_eq!(events[0]["data"]["quantity"], 10);
+    drop(body);
+
+    // While the browser is away, a shopper buys two: the reconnected stream has both
+    // changes of stock (and no order), in order.
+    for _ in 0..2 {
+        let order = json!({ "petId": pet, "quantity": 1 });
+        let placed = app.request_as(Some(&shopper), Method::POST, "/api/v1/store/orders", Some(order)).await;
+        assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    }
+    let mut resumed = open(&app, "/live", None, Some(&ids[0])).await.into_body();
+    let (events, _, text) = read_stream(&mut resumed, 2, Duration::from_secs(5)).await;
+    assert_eq!(types(&events), ["inventory.updated", "inventory.updated"], "{text}");
+    assert_eq!(events[0]["data"]["quantity"], 9);
+    assert_eq!(events[1]["data"]["quantity"], 8);
+
+    // A new stream starts from now: nothing of the past is sent again.
+    let mut fresh = open(&app, "/live", None, None).await.into_body();
+    let (events, _, _) = read_stream(&mut fresh, 1, Duration::from_millis(500)).await;
+    assert!(events.is_empty(), "{events:?}");
+
+    // Four streams an address (two are open): the fifth waits until one closes.
+    let third = open(&app, "/live", None, None).await;
+    let fourth = open(&app, "/live", None, None).await;
+    assert_eq!((third.status(), fourth.status()), (StatusCode::OK, StatusCode::OK));
+    assert_eq!(open(&app, "/live", None, None).await.status(), StatusCode::TOO_MANY_REQUESTS);
+    drop(fresh);
+    assert_eq!(open(&app, "/live", None, None).await.status(), StatusCode::OK);
+}
+
 async fn console_page(app: &TestApp, cookie: &str, path: &str) -> String {
     let request = Request::get(path).header("cookie", cookie).body(Body::empty()).unwrap();
     let page = app.send(request).await;
