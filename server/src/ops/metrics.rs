@@ -137,9 +137,7 @@ pub fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duratio
     // A thread whose locals are being torn down hands the answer over at once.
     let batched = THIS_THREAD.try_with(|batch| lock(batch).add(method, route, status, seconds));
     if batched.is_err() {
-        let series = series(method, route, status);
-        series.requests.increment(1);
-        series.duration.record(seconds);
+        Tally { series: series(method, route, status), latencies: vec![seconds] }.hand_over();
     }
 }
 
