@@ -1,8 +1,9 @@
 //! Server-sent event streams of the outbox (`app::services::events`): the API's
 //! `GET /api/v1/events` for a key, and the storefront's own `/live` for its visitors
 //! (the catalog and stock, for the pages' live stock). Each starts after an event (a
-//! resumed stream's `Last-Event-ID`, else the latest), sends what its viewer may see
-//! as it comes, `id:` the event's id and `data:` its envelope, a comment every 15 s to
+//! resumed stream's `Last-Event-ID`, else the latest), names that event first (a frame
+//! with only `id:`, so that a client that reconnects before any event resumes from
+//! there), sends what its viewer may see as it comes, `id:` the event's id and `data:` its envelope, a comment every 15 s to
 //! keep the connection open, and ends when the server shuts down.
 
 use std::collections::VecDeque;
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use app::db::Db;
 
-use app::services::events::{self, Feed, StoredEvent, StreamTicket, Viewer};
+use app::services::events::{self, Feed, Start, StoredEvent, StreamTicket, Viewer};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -29,6 +30,8 @@ struct Cursor {
     feed: Arc<Feed>,
     viewer: Viewer,
     after: i64,
+    /// The id of the event it starts after, sent first.
+    opening: Option<String>,
     ready: VecDeque<Arc<StoredEvent>>,
     woken: tokio::sync::watch::Receiver<i64>,
     closing: tokio::sync::watch::Receiver<bool>,
@@ -36,15 +39,16 @@ struct Cursor {
     _tickets: Vec<StreamTicket>,
 }
 
-/// The answer that streams `viewer`'s events after `after`.
-pub fn respond(db: Db, feed: Arc<Feed>, viewer: Viewer, after: i64, tickets: Vec<StreamTicket>) -> Response {
+/// The answer that streams `viewer`'s events from `start`.
+pub fn respond(db: Db, feed: Arc<Feed>, viewer: Viewer, start: Start, tickets: Vec<StreamTicket>) -> Response {
     let cursor = Cursor {
         woken: feed.watch(),
         closing: feed.closing(),
         db,
         feed,
         viewer,
-        after,
+        after: start.after,
+        opening: start.id,
         ready: VecDeque::new(),
         _tickets: tickets,
     };
@@ -59,6 +63,9 @@ pub fn respond(db: Db, feed: Arc<Feed>, viewer: Viewer, after: i64, tickets: Vec
 
 fn stream(cursor: Cursor) -> impl Stream<Item = Result<Event, Infallible>> {
     futures_util::stream::unfold(cursor, |mut cursor| async move {
+        if let Some(id) = cursor.opening.take() {
+            return Some((Ok(Event::default().id(id)), cursor));
+        }
         loop {
             if let Some(event) = cursor.ready.pop_front() {
                 let sent = Event::default().id(event.id.clone()).data(events::envelope_json(&event));
@@ -116,10 +123,10 @@ async fn live(
         return busy.into_response();
     };
     // A new stream: only what happens from now on, since the page around it was just
-    // drawn. A browser reconnecting after a drop sends the last id it had, and gets
-    // what happened in between, so that no change of stock is missed.
-    match events::resume_after(&state.db, last_event_id(request.headers())).await {
-        Ok(after) => respond(state.db.clone(), state.feed.clone(), Viewer::Visitor, after, tickets),
+    // drawn. A browser reconnecting after a drop sends the last id it had (the opening
+    // one if no event came), and gets what happened in between, from what the feed holds.
+    match state.feed.resume_recent(&state.db, last_event_id(request.headers())).await {
+        Ok(start) => respond(state.db.clone(), state.feed.clone(), Viewer::Visitor, start, tickets),
         Err(err) => err.into_response(),
     }
 }

@@ -294,23 +294,31 @@ async fn read_stream(body: &mut Body, want: usize, within: Duration) -> (Vec<Val
     }
 }
 
-/// The envelopes and ids of an event stream's text.
+/// The envelopes of an event stream's text, and the ids they were sent with.
 fn parse_stream(text: &str) -> (Vec<Value>, Vec<String>) {
     let mut envelopes = Vec::new();
     let mut ids = Vec::new();
     for block in text.split("\n\n") {
-        for line in block.lines() {
-            if let Some(data) = line.strip_prefix("data: ")
-                && let Ok(value) = serde_json::from_str(data)
-            {
-                envelopes.push(value);
-            }
-            if let Some(id) = line.strip_prefix("id: ") {
-                ids.push(id.to_owned());
-            }
+        let data = block.lines().find_map(|line| line.strip_prefix("data: "));
+        if let Some(envelope) = data.and_then(|data| serde_json::from_str(data).ok()) {
+            envelopes.push(envelope);
+            ids.extend(block.lines().find_map(|line| line.strip_prefix("id: ")).map(str::to_owned));
         }
     }
     (envelopes, ids)
+}
+
+/// The id a stream opens with (a frame of only `id:`): the event it starts after.
+async fn opening_id(body: &mut Body) -> String {
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let frame = tokio::time::timeout(Duration::from_secs(5), body.frame()).await;
+        let frame = frame.expect("the opening frame within 5 s").expect("a frame").unwrap();
+        text.push_str(&String::from_utf8_lossy(&frame.into_data().unwrap()));
+    }
+    let first = text.split("\n\n").next().unwrap();
+    assert!(!first.contains("data:"), "the first frame has no data: {first}");
+    first.strip_prefix("id: ").expect("the first frame is an id").to_owned()
 }
 
 async fn open_stream(app: &TestApp, key: &str, last_event_id: Option<&str>) -> axum::response::Response {
@@ -350,8 +358,10 @@ async fn a_keys_stream_shows_what_it_may_see_resumes_and_is_limited() {
     let mine = app.request_as(Some(&shopper), Method::POST, "/api/v1/store/orders", Some(order.clone())).await;
     app.request_as(Some(&other), Method::POST, "/api/v1/store/orders", Some(order)).await;
     // Mine: its order and the stock it took; the other's: only the stock.
-    let (events, ids, _) = read_stream(&mut body, 3, Duration::from_secs(5)).await;
+    let (events, ids, text) = read_stream(&mut body, 3, Duration::from_secs(5)).await;
     assert_eq!(types(&events), ["order.created", "inventory.updated", "inventory.updated"]);
+    let first = text.split("\n\n").next().unwrap();
+    assert!(first.starts_with("id: evt_") && !first.contains("data:"), "opens with where it starts: {text}");
     assert_eq!(events[0]["data"], mine.body);
     assert_eq!(ids[0], events[0]["id"].as_str().unwrap());
     drop(body);
@@ -386,9 +396,9 @@ async fn a_keys_stream_shows_what_it_may_see_resumes_and_is_limited() {
     reply.assert_error(401, "missing_api_key");
 }
 
-/// A page of the staff console, as this session sees it.
 /// The storefront's stream: a visitor sees the stock change, not who ordered; a browser
-/// that reconnects with the last id it had gets what it missed; an address has four.
+/// that reconnects with the last id it had (the opening one if no event came) gets what
+/// it missed, while the server holds it in memory; an address has four.
 #[tokio::test]
 async fn the_storefronts_stream_shows_the_stock_and_resumes_where_the_browser_left_off() {
     let app = TestApp::new().await;
@@ -396,13 +406,18 @@ async fn the_storefronts_stream_shows_the_stock_and_resumes_where_the_browser_le
     let pet = app.pet("Rex", dogs, None).await;
     let (_, shopper) = app.key(Role::Customer, Plan::Pro, None).await;
 
+    // A quiet page: its stream names where it starts, and drops before any event.
     let response = open(&app, "/live", None, None).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut body = response.into_body();
+    let mut quiet = response.into_body();
+    let opening = opening_id(&mut quiet).await;
+    assert!(opening.starts_with("evt_"), "{opening}");
+    drop(quiet);
     app.put(&format!("/api/v1/store/inventory/{pet}"), json!({ "quantity": 10 })).await;
-    let (events, ids, _) = read_stream(&mut body, 1, Duration::from_secs(5)).await;
-    assert_eq!(types(&events), ["inventory.updated"]);
+    let mut body = open(&app, "/live", None, Some(&opening)).await.into_body();
+    let (events, ids, text) = read_stream(&mut body, 1, Duration::from_secs(5)).await;
+    assert_eq!(types(&events), ["inventory.updated"], "{text}");
     assert_eq!(events[0]["data"]["quantity"], 10);
     drop(body);
 
@@ -414,13 +429,15 @@ async fn the_storefronts_stream_shows_the_stock_and_resumes_where_the_browser_le
         assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
     }
     let mut resumed = open(&app, "/live", None, Some(&ids[0])).await.into_body();
-    let (events, _, text) = read_stream(&mut resumed, 2, Duration::from_secs(5)).await;
+    let (events, sold, text) = read_stream(&mut resumed, 2, Duration::from_secs(5)).await;
     assert_eq!(types(&events), ["inventory.updated", "inventory.updated"], "{text}");
     assert_eq!(events[0]["data"]["quantity"], 9);
     assert_eq!(events[1]["data"]["quantity"], 8);
 
-    // A new stream starts from now: nothing of the past is sent again.
+    // A new stream starts from now (after the last sale's stock event, the latest):
+    // nothing of the past is sent again.
     let mut fresh = open(&app, "/live", None, None).await.into_body();
+    assert_eq!(opening_id(&mut fresh).await, sold[1]);
     let (events, _, _) = read_stream(&mut fresh, 1, Duration::from_millis(500)).await;
     assert!(events.is_empty(), "{events:?}");
 
@@ -431,8 +448,30 @@ async fn the_storefronts_stream_shows_the_stock_and_resumes_where_the_browser_le
     assert_eq!(open(&app, "/live", None, None).await.status(), StatusCode::TOO_MANY_REQUESTS);
     drop(fresh);
     assert_eq!(open(&app, "/live", None, None).await.status(), StatusCode::OK);
+    drop((resumed, third, fourth));
+
+    // After a restart the server holds no event in memory: the storefront's stream
+    // resumes from now (no replay read from the database for anyone who asks), while
+    // a key's stream, which counts against the key, still replays the two sales.
+    let (dir, now) = (app.dir, app.now.clone());
+    app.db.close().await;
+    let app = TestApp::open(dir, Config::default(), now).await;
+    let mut live = open(&app, "/live", None, Some(&ids[0])).await.into_body();
+    assert_eq!(opening_id(&mut live).await, sold[1], "from now, not from the id sent");
+    app.put(&format!("/api/v1/store/inventory/{pet}"), json!({ "quantity": 5 })).await;
+    let (events, _, text) = read_stream(&mut live, 1, Duration::from_secs(5)).await;
+    assert_eq!(events[0]["data"]["quantity"], 5, "{text}");
+    let mut replayed = open_stream(&app, &shopper, Some(&ids[0])).await.into_body();
+    let (events, _, text) = read_stream(&mut replayed, 5, Duration::from_secs(5)).await;
+    let stock: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "inventory.updated")
+        .filter_map(|e| e["data"]["quantity"].as_i64())
+        .collect();
+    assert_eq!(stock, [9, 8, 5], "{text}");
 }
 
+/// A page of the staff console, as this session sees it.
 async fn console_page(app: &TestApp, cookie: &str, path: &str) -> String {
     let request = Request::get(path).header("cookie", cookie).body(Body::empty()).unwrap();
     let page = app.send(request).await;

@@ -215,13 +215,31 @@ impl Feed {
     pub async fn after(&self, db: &Db, seq: i64, limit: usize) -> AppResult<Vec<Arc<StoredEvent>>> {
         {
             let recent = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let covers = recent.front().is_some_and(|first| first.seq <= seq + 1) || seq >= self.latest();
-            if covers {
+            if self.covers(&recent, seq) {
                 return Ok(recent.iter().filter(|event| event.seq > seq).take(limit).cloned().collect());
             }
         }
         let events = sql::events::after(db, seq, limit as i64).await?;
         Ok(events.into_iter().map(Arc::new).collect())
+    }
+
+    /// Whether `recent` holds every event after `seq` the feed has seen.
+    fn covers(&self, recent: &VecDeque<Arc<StoredEvent>>, seq: i64) -> bool {
+        recent.front().is_some_and(|first| first.seq <= seq + 1) || seq >= self.latest()
+    }
+
+    /// Where a stream that anyone may open (`/live`) starts: as [`resume_after`], but
+    /// only from a point the feed's memory still covers (its latest 2,048 events, none
+    /// just after a restart); from further back, from now. Such a stream costs no key
+    /// anything, so a reconnect must never send the store to its database for a long
+    /// replay. A page away that long shows what it had until the next change.
+    pub async fn resume_recent(&self, db: &Db, last_event_id: Option<&str>) -> AppResult<Start> {
+        let start = resume_after(db, last_event_id).await?;
+        let covered = {
+            let recent = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.covers(&recent, start.after)
+        };
+        if last_event_id.is_none() || covered { Ok(start) } else { resume_after(db, None).await }
     }
 
     /// Takes one of `max` places for streams of `holder` (a key, an address); `None`
@@ -255,18 +273,30 @@ impl Drop for StreamTicket {
     }
 }
 
+/// Where a stream starts: after the event `after` (its `seq`; 0 before the first),
+/// whose id is `id`. A stream sends that id first, with no data, so that a client that
+/// reconnects before any event came resumes from there and misses nothing.
+#[derive(Debug, PartialEq)]
+pub struct Start {
+    pub after: i64,
+    pub id: Option<String>,
+}
+
 /// Where a stream starts: after the event a client names in `Last-Event-ID` when the
 /// store still has it and it is under 24 hours old, else after the latest committed
 /// (only what happens from now on; read from the store, which the feed may not have
 /// caught up with yet).
-pub async fn resume_after(db: &Db, last_event_id: Option<&str>) -> AppResult<i64> {
+pub async fn resume_after(db: &Db, last_event_id: Option<&str>) -> AppResult<Start> {
     if let Some(id) = last_event_id.filter(|id| id.starts_with("evt_") && id.len() <= 64)
         && let Some((seq, created_at)) = sql::events::seq_of(db, id).await?
         && created_at >= now_ms() - RESUMABLE_FOR_MS
     {
-        return Ok(seq);
+        return Ok(Start { after: seq, id: Some(id.to_owned()) });
     }
-    sql::events::latest_seq(db).await
+    Ok(match sql::events::latest(db).await? {
+        Some((after, id)) => Start { after, id: Some(id) },
+        None => Start { after: 0, id: None },
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 /// Calls `on_event` with each event's type and data, for as long as the page lives.
 /// (The browser reconnects by itself after a dropped connection, sending the last id it
-/// had as `Last-Event-ID`; `/live` then sends what it missed.)
+/// had as `Last-Event-ID`; `/live` then sends what it missed, if still in memory.)
 #[cfg(feature = "hydrate")]
 pub fn follow(on_event: impl Fn(&str, &serde_json::Value) + 'static) {
     use wasm_bindgen::JsCast;

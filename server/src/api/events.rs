@@ -19,7 +19,9 @@ pub const STREAMS_PER_KEY: usize = 5;
 /// webhooks receive (`{id, type, createdAt, data}`), with `id:` the event's id. A
 /// customer key receives the catalog's and the stock's events and its own orders'; an
 /// admin key every event. Send `Last-Event-ID` to resume after that event (within 24
-/// hours; otherwise the stream starts with what happens next). A comment every 15 s
+/// hours; otherwise the stream starts with what happens next). The stream opens with a
+/// frame of only `id:`, the event it starts after, so that a client that reconnects
+/// before any event came resumes from there. A comment every 15 s
 /// keeps the connection open. Opening a stream counts as one request; a key may have
 /// 5 open at once on each server (429 `rate_limited` beyond).
 #[utoipa::path(get, path = "/events", tag = "Store", operation_id = "streamEvents",
@@ -42,6 +44,6 @@ pub async fn stream_events(
         refused.retry_after = Some(1);
         refused
     })?;
-    let after = events::resume_after(&state.db, crate::streams::last_event_id(&headers)).await?;
-    Ok(crate::streams::respond(state.db.clone(), state.feed.clone(), Viewer::Key(caller), after, vec![ticket]))
+    let start = events::resume_after(&state.db, crate::streams::last_event_id(&headers)).await?;
+    Ok(crate::streams::respond(state.db.clone(), state.feed.clone(), Viewer::Key(caller), start, vec![ticket]))
 }

@@ -73,6 +73,13 @@ pub async fn seq_in(conn: &mut Conn, id: &str) -> AppResult<i64> {
     Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT seq FROM events WHERE id = $1").bind(id).fetch_one(c).await)?)
 }
 
+/// The latest event's `seq` and id (`None` when there is none).
+pub async fn latest(db: &Db) -> AppResult<Option<(i64, String)>> {
+    Ok(on_pool!(db, |pool| sqlx::query_as("SELECT seq, id FROM events ORDER BY seq DESC LIMIT 1")
+        .fetch_optional(pool)
+        .await)?)
+}
+
 /// The latest event's `seq` (0 when there is none).
 pub async fn latest_seq(db: &Db) -> AppResult<i64> {
     Ok(on_pool!(db, |pool| sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM events").fetch_one(pool).await)?)
