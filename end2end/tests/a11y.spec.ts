@@ -62,15 +62,16 @@ async function unreachableByKeyboard(page: Page): Promise<string[]> {
     controls.forEach((el, i) => el.setAttribute('data-kb', `${i}: ${el.outerHTML.slice(0, 80)}`));
     return controls.length;
   });
-  // Focus is recorded in the page, so that a Tab costs one round trip to the browser,
-  // not two: the docs page has hundreds of controls.
+  // Where focus is once each Tab is done is recorded in the page, so that a Tab costs
+  // one round trip to the browser, not two: the docs page has hundreds of controls.
   await page.evaluate(() => {
     const seen = new Set<string>();
     (window as unknown as { kbSeen: Set<string> }).kbSeen = seen;
-    document.addEventListener('focusin', (e) => {
-      const mark = (e.target as Element).getAttribute?.('data-kb');
+    const record = (e: KeyboardEvent) => {
+      const mark = e.key === 'Tab' ? document.activeElement?.getAttribute('data-kb') : null;
       if (mark) seen.add(mark);
-    });
+    };
+    document.addEventListener('keyup', record, true);
   });
   await page.locator('body').focus();
   const reachedCount = () => page.evaluate(() => (window as unknown as { kbSeen: Set<string> }).kbSeen.size);
