@@ -48,7 +48,7 @@ pub fn respond(db: Db, feed: Arc<Feed>, viewer: Viewer, start: Start, tickets: V
         feed,
         viewer,
         after: start.after,
-        opening: start.id,
+        opening: Some(start.id),
         ready: VecDeque::new(),
         _tickets: tickets,
     };

@@ -11,6 +11,7 @@ mod common;
 use std::time::Duration;
 
 use app::model::{Plan, Role};
+use app::services::events::BEFORE_THE_FIRST;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use common::receiver::Receiver;
@@ -402,8 +403,18 @@ async fn a_keys_stream_shows_what_it_may_see_resumes_and_is_limited() {
 #[tokio::test]
 async fn the_storefronts_stream_shows_the_stock_and_resumes_where_the_browser_left_off() {
     let app = TestApp::new().await;
+    // A store with no event yet: the stream starts before the first, and a page that
+    // reconnects so gets the first pet.
+    let mut before_any = open(&app, "/live", None, None).await.into_body();
+    assert_eq!(opening_id(&mut before_any).await, BEFORE_THE_FIRST);
+    drop(before_any);
     let dogs = app.category("Dogs").await;
     let pet = app.pet("Rex", dogs, None).await;
+    let mut first = open(&app, "/live", None, Some(BEFORE_THE_FIRST)).await.into_body();
+    let (events, _, text) = read_stream(&mut first, 1, Duration::from_secs(5)).await;
+    assert_eq!(types(&events), ["pet.created"], "{text}");
+    assert_eq!(events[0]["data"]["id"], pet);
+    drop(first);
     let (_, shopper) = app.key(Role::Customer, Plan::Pro, None).await;
 
     // A quiet page: its stream names where it starts, and drops before any event.

@@ -133,7 +133,7 @@ pub const FEED_INTERVAL: Duration = Duration::from_millis(100);
 /// after the last one they sent. A stream that fell behind what is kept reads the
 /// rest from the database.
 pub struct Feed {
-    recent: RwLock<VecDeque<Arc<StoredEvent>>>,
+    recent: RwLock<Window>,
     latest: tokio::sync::watch::Sender<i64>,
     /// Streams open per key (the contract's limit) and per visitor's address.
     open: Mutex<HashMap<String, usize>>,
@@ -147,7 +147,7 @@ impl Feed {
     pub async fn start(db: &Db) -> AppResult<Arc<Feed>> {
         let latest = sql::events::latest_seq(db).await?;
         let feed = Arc::new(Feed {
-            recent: RwLock::new(VecDeque::with_capacity(RECENT)),
+            recent: RwLock::new(Window { floor: latest, events: VecDeque::with_capacity(RECENT) }),
             latest: tokio::sync::watch::Sender::new(latest),
             open: Mutex::new(HashMap::new()),
             closing: tokio::sync::watch::Sender::new(false),
@@ -170,12 +170,7 @@ impl Feed {
                     let newest = events.last().map_or(last, |event| event.seq);
                     {
                         let mut recent = self.recent.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        for event in events {
-                            if recent.len() == RECENT {
-                                recent.pop_front();
-                            }
-                            recent.push_back(Arc::new(event));
-                        }
+                        events.into_iter().for_each(|event| recent.push(event));
                     }
                     self.latest.send_replace(newest);
                 }
@@ -215,17 +210,12 @@ impl Feed {
     pub async fn after(&self, db: &Db, seq: i64, limit: usize) -> AppResult<Vec<Arc<StoredEvent>>> {
         {
             let recent = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if self.covers(&recent, seq) {
-                return Ok(recent.iter().filter(|event| event.seq > seq).take(limit).cloned().collect());
+            if recent.covers(seq) {
+                return Ok(recent.events.iter().filter(|event| event.seq > seq).take(limit).cloned().collect());
             }
         }
         let events = sql::events::after(db, seq, limit as i64).await?;
         Ok(events.into_iter().map(Arc::new).collect())
-    }
-
-    /// Whether `recent` holds every event after `seq` the feed has seen.
-    fn covers(&self, recent: &VecDeque<Arc<StoredEvent>>, seq: i64) -> bool {
-        recent.front().is_some_and(|first| first.seq <= seq + 1) || seq >= self.latest()
     }
 
     /// Where a stream that anyone may open (`/live`) starts: as [`resume_after`], but
@@ -235,10 +225,7 @@ impl Feed {
     /// replay. A page away that long shows what it had until the next change.
     pub async fn resume_recent(&self, db: &Db, last_event_id: Option<&str>) -> AppResult<Start> {
         let start = resume_after(db, last_event_id).await?;
-        let covered = {
-            let recent = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            self.covers(&recent, start.after)
-        };
+        let covered = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner).covers(start.after);
         if last_event_id.is_none() || covered { Ok(start) } else { resume_after(db, None).await }
     }
 
@@ -252,6 +239,31 @@ impl Feed {
         }
         *count += 1;
         Some(StreamTicket { feed: self.clone(), holder })
+    }
+}
+
+/// The events the feed keeps in memory: every one it has seen after `floor`.
+struct Window {
+    /// The feed's latest event when it started, then the last event let go.
+    floor: i64,
+    events: VecDeque<Arc<StoredEvent>>,
+}
+
+impl Window {
+    /// Keeps `event` (the newest), letting the oldest go beyond `RECENT`.
+    fn push(&mut self, event: StoredEvent) {
+        if self.events.len() == RECENT
+            && let Some(gone) = self.events.pop_front()
+        {
+            self.floor = gone.seq;
+        }
+        self.events.push_back(Arc::new(event));
+    }
+
+    /// Whether every event after `seq` the feed has seen is here. Exact with gaps in
+    /// `seq` too (PostgreSQL's identity skips the numbers of rolled-back inserts).
+    fn covers(&self, seq: i64) -> bool {
+        seq >= self.floor
     }
 }
 
@@ -279,23 +291,30 @@ impl Drop for StreamTicket {
 #[derive(Debug, PartialEq)]
 pub struct Start {
     pub after: i64,
-    pub id: Option<String>,
+    pub id: String,
 }
+
+/// The id a stream starts after when the store has no event yet: no event's id (its
+/// time is 0), and a client that names it resumes from the first event.
+pub const BEFORE_THE_FIRST: &str = "evt_000000000000000000000000";
 
 /// Where a stream starts: after the event a client names in `Last-Event-ID` when the
 /// store still has it and it is under 24 hours old, else after the latest committed
 /// (only what happens from now on; read from the store, which the feed may not have
 /// caught up with yet).
 pub async fn resume_after(db: &Db, last_event_id: Option<&str>) -> AppResult<Start> {
+    if last_event_id == Some(BEFORE_THE_FIRST) {
+        return Ok(Start { after: 0, id: BEFORE_THE_FIRST.to_owned() });
+    }
     if let Some(id) = last_event_id.filter(|id| id.starts_with("evt_") && id.len() <= 64)
         && let Some((seq, created_at)) = sql::events::seq_of(db, id).await?
         && created_at >= now_ms() - RESUMABLE_FOR_MS
     {
-        return Ok(Start { after: seq, id: Some(id.to_owned()) });
+        return Ok(Start { after: seq, id: id.to_owned() });
     }
     Ok(match sql::events::latest(db).await? {
-        Some((after, id)) => Start { after, id: Some(id) },
-        None => Start { after: 0, id: None },
+        Some((after, id)) => Start { after, id },
+        None => Start { after: 0, id: BEFORE_THE_FIRST.to_owned() },
     })
 }
 
@@ -339,6 +358,31 @@ mod tests {
         assert!([&stock, &own, &other, &revoked].iter().all(|event| staff.sees(event)));
         assert!(Viewer::Visitor.sees(&stock));
         assert!(![&own, &other, &revoked].iter().any(|event| Viewer::Visitor.sees(event)));
+    }
+
+    fn window(floor: i64, seqs: impl IntoIterator<Item = i64>) -> Window {
+        let mut window = Window { floor, events: VecDeque::new() };
+        seqs.into_iter().for_each(|seq| window.push(StoredEvent { seq, ..event("inventory.updated", None, false) }));
+        window
+    }
+
+    #[test]
+    fn the_window_covers_what_it_has_seen_since_its_floor_gaps_and_all() {
+        // Started after 10; 11 and 12 were never committed (PostgreSQL skips them).
+        let started = window(10, [13, 14]);
+        assert!(started.covers(10) && started.covers(13) && started.covers(20));
+        assert!(!started.covers(9), "before the feed started");
+        // Full: letting the oldest go moves the floor to it, exactly.
+        let full = window(10, (0..RECENT as i64 + 2).map(|n| 13 + 2 * n));
+        assert_eq!(full.events.len(), RECENT);
+        assert_eq!(full.floor, 15, "13 and 15 are gone");
+        assert!(full.covers(15) && full.covers(16) && !full.covers(14) && !full.covers(10));
+    }
+
+    #[test]
+    fn the_id_before_the_first_event_is_no_event_s() {
+        assert!(BEFORE_THE_FIRST < event_id(0, [0, 0, 0, 0, 0, 1]).as_str());
+        assert_eq!(BEFORE_THE_FIRST.len(), event_id(1_795_428_000_123, [7; 6]).len());
     }
 
     #[test]

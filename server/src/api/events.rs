@@ -20,8 +20,9 @@ pub const STREAMS_PER_KEY: usize = 5;
 /// customer key receives the catalog's and the stock's events and its own orders'; an
 /// admin key every event. Send `Last-Event-ID` to resume after that event (within 24
 /// hours; otherwise the stream starts with what happens next). The stream opens with a
-/// frame of only `id:`, the event it starts after, so that a client that reconnects
-/// before any event came resumes from there. A comment every 15 s
+/// frame of only `id:`, the event it starts after (`evt_000000000000000000000000`
+/// before the store's first), so that a client that reconnects before any event came
+/// resumes from there. A comment every 15 s
 /// keeps the connection open. Opening a stream counts as one request; a key may have
 /// 5 open at once on each server (429 `rate_limited` beyond).
 #[utoipa::path(get, path = "/events", tag = "Store", operation_id = "streamEvents",
