@@ -3,8 +3,9 @@
 //! (the catalog and stock, for the pages' live stock). Each starts after an event (a
 //! resumed stream's `Last-Event-ID`, else the latest), names that event first (a frame
 //! with only `id:`, so that a client that reconnects before any event resumes from
-//! there), sends what its viewer may see as it comes, `id:` the event's id and `data:` its envelope, a comment every 15 s to
-//! keep the connection open, and ends when the server shuts down.
+//! there), sends what its viewer may see as it comes (`id:` the event's id, `data:`
+//! its envelope), a comment every 15 s to keep the connection open, and ends when the
+//! server shuts down.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

@@ -317,8 +317,13 @@ async fn opening_id(body: &mut Body) -> String {
         let frame = frame.expect("the opening frame within 5 s").expect("a frame").unwrap();
         text.push_str(&String::from_utf8_lossy(&frame.into_data().unwrap()));
     }
+    opening_of(&text)
+}
+
+/// The id in a stream's text's first frame, which must have no data.
+fn opening_of(text: &str) -> String {
     let first = text.split("\n\n").next().unwrap();
-    assert!(!first.contains("data:"), "the first frame has no data: {first}");
+    assert!(!first.contains("data:"), "the first frame has no data: {text}");
     first.strip_prefix("id: ").expect("the first frame is an id").to_owned()
 }
 
@@ -361,8 +366,7 @@ async fn a_keys_stream_shows_what_it_may_see_resumes_and_is_limited() {
     // Mine: its order and the stock it took; the other's: only the stock.
     let (events, ids, text) = read_stream(&mut body, 3, Duration::from_secs(5)).await;
     assert_eq!(types(&events), ["order.created", "inventory.updated", "inventory.updated"]);
-    let first = text.split("\n\n").next().unwrap();
-    assert!(first.starts_with("id: evt_") && !first.contains("data:"), "opens with where it starts: {text}");
+    assert!(opening_of(&text).starts_with("evt_"), "opens with where it starts: {text}");
     assert_eq!(events[0]["data"], mine.body);
     assert_eq!(ids[0], events[0]["id"].as_str().unwrap());
     drop(body);

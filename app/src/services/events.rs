@@ -200,11 +200,6 @@ impl Feed {
         self.closing.send_replace(true);
     }
 
-    /// The latest event's `seq` the feed has seen.
-    pub fn latest(&self) -> i64 {
-        *self.latest.borrow()
-    }
-
     /// Up to `limit` events after `seq`, from memory when it holds them all, else
     /// from the database.
     pub async fn after(&self, db: &Db, seq: i64, limit: usize) -> AppResult<Vec<Arc<StoredEvent>>> {
@@ -226,7 +221,7 @@ impl Feed {
     pub async fn resume_recent(&self, db: &Db, last_event_id: Option<&str>) -> AppResult<Start> {
         let start = resume_after(db, last_event_id).await?;
         let covered = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner).covers(start.after);
-        if last_event_id.is_none() || covered { Ok(start) } else { resume_after(db, None).await }
+        if covered { Ok(start) } else { resume_after(db, None).await }
     }
 
     /// Takes one of `max` places for streams of `holder` (a key, an address); `None`
@@ -288,7 +283,7 @@ impl Drop for StreamTicket {
 /// Where a stream starts: after the event `after` (its `seq`; 0 before the first),
 /// whose id is `id`. A stream sends that id first, with no data, so that a client that
 /// reconnects before any event came resumes from there and misses nothing.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Start {
     pub after: i64,
     pub id: String,

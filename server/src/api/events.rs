@@ -22,9 +22,9 @@ pub const STREAMS_PER_KEY: usize = 5;
 /// hours; otherwise the stream starts with what happens next). The stream opens with a
 /// frame of only `id:`, the event it starts after (`evt_000000000000000000000000`
 /// before the store's first), so that a client that reconnects before any event came
-/// resumes from there. A comment every 15 s
-/// keeps the connection open. Opening a stream counts as one request; a key may have
-/// 5 open at once on each server (429 `rate_limited` beyond).
+/// resumes from there. A comment every 15 s keeps the connection open. Opening a
+/// stream counts as one request; a key may have 5 open at once on each server (429
+/// `rate_limited` beyond).
 #[utoipa::path(get, path = "/events", tag = "Store", operation_id = "streamEvents",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event (its `id:`)")),
     responses(

@@ -82,5 +82,5 @@ pub async fn latest(db: &Db) -> AppResult<Option<(i64, String)>> {
 
 /// The latest event's `seq` (0 when there is none).
 pub async fn latest_seq(db: &Db) -> AppResult<i64> {
-    Ok(on_pool!(db, |pool| sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM events").fetch_one(pool).await)?)
+    Ok(latest(db).await?.map_or(0, |(seq, _)| seq))
 }
