@@ -41,6 +41,8 @@ test('once hydrated, choosing a category applies it without pressing Apply', asy
   // Only the WASM reacts to a change event; without it nothing would navigate.
   await expect(page).toHaveURL(/category=\d+/);
   await expect(page.locator('.cards .card h2')).toHaveText(['Whiskers', 'Misty', 'Shadow']);
+  // A new page (the filter loads it): its pickers react once it is hydrated too.
+  await hydrated(page);
   await page.getByLabel('Status').selectOption('pending');
   await expect(page).toHaveURL(/status=pending/);
   await expect(page.locator('.cards .card h2')).toHaveText(['Shadow']);
