@@ -44,9 +44,19 @@ trap 'exit 130' INT TERM
 "${as_owner[@]}" "$initdb" -D "$dir/data" -A trust -U petstore --no-sync >/dev/null
 # fsync off: a throwaway cluster, which a crash may lose; many connections: every test
 # opens a pool of its own.
-"${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -o \
-  "-p $pg_port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c full_page_writes=off" \
-  start >/dev/null
+start_postgres() {
+  "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -o \
+    "-p $pg_port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c full_page_writes=off" \
+    start >/dev/null
+}
+# Its log is shown when it does not start (the directory goes with it); a port taken
+# since it was found free gets one more try on another.
+if ! start_postgres; then
+  echo "with-databases: PostgreSQL did not start on port $pg_port; its log:" >&2
+  cat "$dir/postgres.log" >&2
+  pg_port=$(free_port)
+  start_postgres || { cat "$dir/postgres.log" >&2; exit 1; }
+fi
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
   --daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log"
 
