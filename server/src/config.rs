@@ -70,9 +70,22 @@ pub struct Config {
     #[arg(long, env = "PETSTORE_BAN_MINUTES", default_value_t = 15,
           value_parser = clap::value_parser!(i64).range(1..=525_600), global = true)]
     pub ban_minutes: i64,
-    /// Longest a request may take, body upload included, in seconds; slower ones are cut off
+    /// Longest a request may take, body upload included, in seconds; slower ones are cut
+    /// off. A connection that has not sent a whole request head within it (a new one, or
+    /// an idle one between requests) is closed
     #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value = "30", value_parser = parse_timeout, global = true)]
     pub request_timeout: Duration,
+    /// Connections served at once, in all (lowered to what the open-files limit leaves
+    /// room for); beyond it a connection from the network holding most gives way, or
+    /// the new one is closed
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub max_connections: u32,
+    /// Connections one client address (an IPv6 /64) may hold at once; trusted proxies
+    /// are counted in all only
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub max_connections_per_address: u32,
     /// Proxies whose X-Forwarded-For names the client (comma-separated networks, such as
     /// 10.0.0.0/8,::1); by default none, and the TCP peer is the client
     #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = TrustedProxies::parse_network,
@@ -122,6 +135,47 @@ impl Config {
         let addr = self.addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 3000)));
         if addr.ip().is_unspecified() { format!("http://localhost:{}", addr.port()) } else { format!("http://{addr}") }
     }
+}
+
+/// A database URL as it may be logged: without its password, whether it is in the
+/// user information (`user:secret@host`) or a parameter (`?password=secret`, as
+/// libpq's `password` and `sslpassword`).
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let (rest, query) = rest.split_once('?').map_or((rest, None), |(rest, query)| (rest, Some(query)));
+    let (authority, path) = rest.split_once('/').map_or((rest, None), |(a, p)| (a, Some(p)));
+    let authority = match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _password)) => format!("{user}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    let mut redacted = match path {
+        Some(path) => format!("{scheme}://{authority}/{path}"),
+        None => format!("{scheme}://{authority}"),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if is_password_parameter(name) => format!("{name}=***"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        redacted.push('?');
+        redacted.push_str(&pairs.join("&"));
+    }
+    redacted
+}
+
+/// A URL parameter that holds a password, however its name is written (`%70assword`).
+fn is_password_parameter(name: &str) -> bool {
+    let decoded: Vec<(String, String)> = serde_urlencoded::from_str(name).unwrap_or_default();
+    decoded.first().is_some_and(|(name, _)| {
+        let name = name.to_ascii_lowercase();
+        name == "password" || name == "sslpassword"
+    })
 }
 
 /// The flags' defaults, read as if no flag and no variable were given (what tests and
@@ -200,6 +254,22 @@ fn parse_currency(raw: &str) -> Result<Currency, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn database_urls_are_logged_without_their_passwords() {
+        assert_eq!(redacted("postgres://shop:s3cret@db:5432/store"), "postgres://shop:***@db:5432/store");
+        assert_eq!(
+            redacted("postgres://shop@db/store?sslmode=require&password=s3cret"),
+            "postgres://shop@db/store?sslmode=require&password=***"
+        );
+        assert_eq!(
+            redacted("postgres://db/store?PassWord=a&%70assword=b&sslpassword=c"),
+            "postgres://db/store?PassWord=***&%70assword=***&sslpassword=***"
+        );
+        assert_eq!(redacted("postgres://db?password=s3cret"), "postgres://db?password=***");
+        assert_eq!(redacted("sqlite://data/petstore.db?mode=rwc"), "sqlite://data/petstore.db?mode=rwc");
+        assert_eq!(redacted("not a url"), "not a url");
+    }
     use clap::Parser;
 
     #[derive(Parser)]

@@ -8,7 +8,6 @@ use anyhow::{Context, bail};
 use app::model::{Limits, NewApiKey, Plan, Role};
 use app::services::clock::Clock;
 use app::services::keys;
-use axum::serve::ListenerExt;
 use clap::{Parser, Subcommand};
 use leptos::prelude::get_configuration;
 use server::config::LogFormat;
@@ -114,24 +113,7 @@ fn init_logging(format: LogFormat) -> server::ops::log_writer::FlushOnDrop {
 async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
     app::db::Db::connect_with(&config.database_url, config.durability)
         .await
-        .with_context(|| format!("opening the database {}", redacted(&config.database_url)))
-}
-
-/// A database URL as it may be logged: without its password.
-fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let (authority, path) = rest.split_once('/').map_or((rest, None), |(a, p)| (a, Some(p)));
-    let authority = match authority.rsplit_once('@') {
-        Some((user_info, host)) => match user_info.split_once(':') {
-            Some((user, _password)) => format!("{user}:***@{host}"),
-            None => authority.to_owned(),
-        },
-        None => authority.to_owned(),
-    };
-    match path {
-        Some(path) => format!("{scheme}://{authority}/{path}"),
-        None => format!("{scheme}://{authority}"),
-    }
+        .with_context(|| format!("opening the database {}", server::config::redacted(&config.database_url)))
 }
 
 /// `server migrate-data`: SQLite → PostgreSQL, every table, then the row counts.
@@ -146,8 +128,8 @@ async fn migrate_data(from: &str, to: &str) -> anyhow::Result<()> {
     if !std::path::Path::new(path).is_file() {
         bail!("no SQLite store at {path}");
     }
-    let source = Db::connect(from).await.with_context(|| format!("opening {}", redacted(from)))?;
-    let target = Db::connect(to).await.with_context(|| format!("opening {}", redacted(to)))?;
+    let source = Db::connect(from).await.with_context(|| format!("opening {}", server::config::redacted(from)))?;
+    let target = Db::connect(to).await.with_context(|| format!("opening {}", server::config::redacted(to)))?;
     let copied = app::db::copy::sqlite_to_postgres(&source, &target).await?;
     for (table, rows) in &copied {
         eprintln!("{table:>20}  {rows} rows");
@@ -245,38 +227,26 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let upkeep = server::ops::metrics::spawn_upkeep();
     let limiter = state.access.limiter.clone();
     let feed = state.feed.clone();
+    let limits = server::serve::Limits::of(&state.config);
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
-    let served = axum::serve(listener.tap_io(no_delay), server::serve::connections(router))
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            // Event streams stay open until told: end them, or the shutdown waits.
-            feed.close();
-        })
-        .await;
+    server::serve::serve(listener, router, limits, async move {
+        shutdown_signal().await;
+        // Event streams stay open until told: end them, or the shutdown waits.
+        feed.close();
+    })
+    .await;
     // No requests run any more: this last flush (which waits for a running one) saves
-    // everything, and only then is the periodic flusher stopped (also after a failure
-    // to serve, which is reported once the counters are safe).
-    let flushed = limiter.flush(&db).await;
-    served.context("serving")?;
-    flushed.context("saving the rate-limit counters")?;
+    // everything, and only then is the periodic flusher stopped.
+    limiter.flush(&db).await.context("saving the rate-limit counters")?;
     flusher.abort();
     upkeep.abort();
     db.close().await;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Sends what is written at once: a page streamed in parts (or any answer written in
-/// more than one piece) must not wait for the client's acknowledgement of the part
-/// before (Nagle's algorithm, up to the client's delayed-ACK time, 40 ms on Linux).
-fn no_delay(stream: &mut tokio::net::TcpStream) {
-    if let Err(err) = stream.set_nodelay(true) {
-        tracing::debug!(error = %err, "could not set TCP_NODELAY on a connection");
-    }
 }
 
 /// Resolves on SIGINT or SIGTERM: stop accepting, let in-flight requests finish.

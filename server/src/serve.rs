@@ -1,59 +1,217 @@
-//! How `main` hands connections to the application: one copy of it per connection,
-//! called in place for each of the connection's requests.
+//! How `main` serves connections: its own accept loop over hyper's HTTP/1 server, so
+//! that a connection is bounded as axum's `serve` cannot bound it.
 //!
-//! hyper calls a service through `&self`, so axum's server clones the service it was
-//! given for every request (a tower service is called through `&mut self`). With the
+//! - A connection that has not sent a whole request head within the request timeout is
+//!   closed: a new one that sends nothing or half its headers, and an idle one between
+//!   requests (hyper's header read timeout, which needs a timer to run at all). A
+//!   trusted proxy's connections may idle for ten minutes: a load balancer keeps them.
+//! - Connections are counted per client address (an IPv6 /64; trusted proxies only in
+//!   all) and in all (`slots`, with the fair give-way between networks), the total
+//!   kept below the open-files limit, which is raised to its hard maximum at start: a
+//!   crowd of silent connections cannot leave the server without a descriptor for the
+//!   next one (`/healthz` included). A connection over its limit is closed at once.
+//! - On shutdown the listener closes, each connection finishes the request it is in and
+//!   closes, and `serve` returns when all are done.
+//!
+//! Each connection gets one copy of the application, called in place for each of its
+//! requests. hyper calls a service through `&self`, so a service made for hyper is
+//! cloned for every request (a tower service is called through `&mut self`). With the
 //! whole application boxed behind its layers, that clone copied every layer's settings
 //! and bumped every shared count in it (the same counts from both cores), about 1,300
 //! of a cached read's instructions and an allocation (docs/PERFORMANCE.md, "What
-//! changed"). Here the per-request clone is a count of this connection's own: the
-//! copy is made once, when the connection is accepted, and an HTTP/1 connection's
-//! requests are answered one after another, so its lock is never contended.
+//! changed"). Here the per-request clone is a count of this connection's own: an
+//! HTTP/1 connection's requests are answered one after another, so its lock is never
+//! contended.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
+use app::services::access::TrustedProxies;
+use axum::body::Body;
 use axum::extract::{ConnectInfo, Request};
 use axum::response::Response;
-use axum::serve::{IncomingStream, Listener};
-use tower::Service;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tower::{Service, ServiceExt};
 
 use crate::HttpService;
+use crate::slots::{Budget, Refusal, Slots};
 
-/// Makes the service of each accepted connection: `app`'s own copy, which tells each
-/// request the client's address (`ConnectInfo`, as axum's
-/// `into_make_service_with_connect_info` does).
-pub struct Connections<S> {
+/// Descriptors kept for what is not a client's connection: the database's, the
+/// webhooks' and Redis's connections, the log, the listener.
+const DESCRIPTORS_KEPT: u64 = 64;
+
+/// How long a trusted proxy's connection may wait for its next request: a load
+/// balancer keeps connections to its servers open between requests, and one closed by
+/// the server just as the balancer sends on it fails that request (AWS's balancers,
+/// for one, wait 60 s before they close an idle one themselves).
+pub const PROXY_IDLE: Duration = Duration::from_secs(600);
+
+/// How the server bounds its connections.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// A request head must arrive within this (the request timeout), also between two
+    /// requests of a connection; a trusted proxy's within [`PROXY_IDLE`].
+    pub head_within: Duration,
+    pub connections: Budget,
+    /// Counted in all only: behind a proxy, its address is every client's.
+    pub proxies: TrustedProxies,
+}
+
+impl Limits {
+    /// The limits of `config`, with the total lowered to what the open-files limit
+    /// leaves room for (raised to its hard maximum first).
+    pub fn of(config: &crate::Config) -> Limits {
+        let descriptors = raise_open_files_limit();
+        let room = descriptors.map_or(u64::MAX, |limit| limit.saturating_sub(DESCRIPTORS_KEPT).max(limit / 2));
+        let in_all = u64::from(config.max_connections).min(room).max(1) as usize;
+        if (in_all as u64) < u64::from(config.max_connections) {
+            tracing::info!(
+                connections = in_all,
+                open_files = descriptors,
+                "serving at most {in_all} connections at once: the open-files limit (ulimit -n) leaves no room for more"
+            );
+        }
+        let per_address = config.max_connections_per_address as usize;
+        Limits {
+            head_within: config.request_timeout,
+            connections: Budget {
+                in_all,
+                per_address,
+                // Blocks and networks are bounded by the total alone; they matter when
+                // the total is reached (the network holding most gives way).
+                per_block: usize::MAX,
+                per_network: usize::MAX,
+                per_key: None,
+            },
+            proxies: config.proxies(),
+        }
+    }
+}
+
+/// Raises this process's open-files limit to its hard maximum; the limit now (`None`
+/// when unlimited).
+fn raise_open_files_limit() -> Option<u64> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.maximum != limit.current {
+        let raised = Rlimit { current: limit.maximum, maximum: limit.maximum };
+        if setrlimit(Resource::Nofile, raised).is_ok() {
+            return limit.maximum;
+        }
+    }
+    limit.current
+}
+
+/// Serves `app` on `listener` within `limits` until `shutdown` resolves, then lets the
+/// connections finish their requests and returns once they are closed.
+pub async fn serve<S: HttpService>(
+    listener: TcpListener,
     app: S,
-}
-
-pub fn connections<S: HttpService>(app: S) -> Connections<S> {
-    Connections { app }
-}
-
-impl<S, L> Service<IncomingStream<'_, L>> for Connections<S>
-where
-    S: HttpService,
-    L: Listener<Addr = SocketAddr>,
-{
-    type Response = Connection<S>;
-    type Error = Infallible;
-    type Future = std::future::Ready<Result<Connection<S>, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    limits: Limits,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let slots = Slots::new(limits.connections);
+    let http_with = |head_within: Duration| {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new()).header_read_timeout(head_within);
+        http
+    };
+    let (for_clients, for_proxies) = (http_with(limits.head_within), http_with(PROXY_IDLE.max(limits.head_within)));
+    // Told to every connection at shutdown; each holds a receiver until it closes.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    accept_failed(&err).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let proxy = limits.proxies.trusts(peer.ip());
+        let counted_as = (!proxy).then_some(peer.ip());
+        let mut slot = match slots.take(counted_as, None) {
+            Ok(slot) => slot,
+            Err(refusal) => {
+                refused(refusal, peer);
+                continue;
+            }
+        };
+        // Sends what is written at once: a page streamed in parts must not wait for the
+        // client's acknowledgement of the part before (Nagle's algorithm, up to the
+        // client's delayed-ACK time, 40 ms on Linux).
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(error = %err, "could not set TCP_NODELAY on a connection");
+        }
+        let service = Connection { app: Arc::new(Mutex::new(app.clone())), peer }
+            .map_request(|request: hyper::Request<hyper::body::Incoming>| request.map(Body::new));
+        let http = if proxy { &for_proxies } else { &for_clients };
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let mut stopping = stopping.clone();
+        tokio::spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let mut ending = false;
+            loop {
+                tokio::select! {
+                    served = connection.as_mut() => {
+                        if let Err(err) = served {
+                            tracing::trace!(error = %err, "a connection ended with an error");
+                        }
+                        break;
+                    }
+                    () = slot.taken_back(), if !ending => {
+                        ending = true;
+                        connection.as_mut().graceful_shutdown();
+                    }
+                    changed = stopping.changed(), if !ending => {
+                        ending = changed.is_err() || *stopping.borrow();
+                        if ending {
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
+                }
+            }
+            drop(stopping);
+        });
     }
-
-    fn call(&mut self, stream: IncomingStream<'_, L>) -> Self::Future {
-        let app = Arc::new(Mutex::new(self.app.clone()));
-        std::future::ready(Ok(Connection { app, peer: *stream.remote_addr() }))
-    }
+    drop((listener, stopping));
+    let _ = stop.send(true);
+    stop.closed().await;
 }
 
-/// One connection's copy of the application (cloned for each request by the server:
-/// a count, not the application).
+/// What `accept` failing means: a connection that went before it was taken is nothing;
+/// anything else (out of descriptors) is said, and accepting waits a moment.
+async fn accept_failed(err: &std::io::Error) {
+    use std::io::ErrorKind;
+    if matches!(err.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset) {
+        return;
+    }
+    tracing::error!(error = %err, "accepting a connection failed; trying again in a second");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// A connection over its limits: closed at once (dropped), counted, and said at debug
+/// level (a flood must not flood the log too).
+fn refused(refusal: Refusal, peer: SocketAddr) {
+    let why = match refusal {
+        Refusal::InAll => "all",
+        Refusal::Client | Refusal::Key => "address",
+    };
+    metrics::counter!("petstore_connections_refused_total", "limit" => why).increment(1);
+    tracing::debug!(%peer, limit = why, "closed a connection over its limit");
+}
+
+/// One connection's copy of the application (cloned for each request by hyper: a
+/// count, not the application), which tells each request the client's address
+/// (`ConnectInfo`, as axum's `into_make_service_with_connect_info` does).
 #[derive(Clone)]
 pub struct Connection<S> {
     app: Arc<Mutex<S>>,
@@ -138,8 +296,8 @@ mod tests {
         let copies = Arc::new(AtomicUsize::new(0));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = connections(Counted(copies.clone()));
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let limits = Limits::of(&crate::Config::default());
+        tokio::spawn(serve(listener, Counted(copies.clone()), limits, std::future::pending()));
 
         let (first, first_answers) = on_one_connection(addr, 3).await;
         let (second, second_answers) = on_one_connection(addr, 2).await;

@@ -42,6 +42,12 @@ impl ClientAddr {
     pub fn unknown() -> ClientAddr {
         ClientAddr(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
     }
+
+    /// The address as counted (an IPv6 one with its last 64 bits zero); `None` for an
+    /// in-process call.
+    pub fn ip(self) -> Option<IpAddr> {
+        (self != ClientAddr::unknown()).then_some(self.0)
+    }
 }
 
 impl fmt::Display for ClientAddr {
@@ -75,7 +81,7 @@ impl TrustedProxies {
         self.0.is_empty()
     }
 
-    fn trusts(&self, addr: IpAddr) -> bool {
+    pub fn trusts(&self, addr: IpAddr) -> bool {
         let addr = addr.to_canonical();
         self.0.iter().any(|network| network.contains(&addr))
     }
@@ -84,13 +90,15 @@ impl TrustedProxies {
     /// proxy; then the nearest address in `X-Forwarded-For` (read from the right, the
     /// side our own proxies append to) that is not a trusted proxy. A client can write
     /// anything at the left end of that header, so nothing left of the first address we
-    /// do not trust is believed.
-    pub fn client<'h>(&self, peer: Option<IpAddr>, forwarded_for: impl Iterator<Item = &'h str>) -> ClientAddr {
+    /// do not trust is believed. The headers are read as bytes, hop by hop: whatever a
+    /// client wrote (bytes that are not ASCII among them) spoils only its own hops,
+    /// never the ones our proxies appended to its right.
+    pub fn client<'h>(&self, peer: Option<IpAddr>, forwarded_for: impl Iterator<Item = &'h [u8]>) -> ClientAddr {
         let Some(mut client) = peer else { return ClientAddr::unknown() };
         if self.0.is_empty() || !self.trusts(client) {
             return ClientAddr::new(client);
         }
-        let hops: Vec<&str> = forwarded_for.flat_map(|header| header.split(',')).collect();
+        let hops: Vec<&[u8]> = forwarded_for.flat_map(|header| header.split(|byte| *byte == b',')).collect();
         for hop in hops.into_iter().rev() {
             match parse_hop(hop) {
                 Some(addr) if self.trusts(addr) => client = addr,
@@ -106,8 +114,8 @@ impl TrustedProxies {
 
 /// One `X-Forwarded-For` entry: an address, perhaps with a port (`1.2.3.4:5678`,
 /// `[2001:db8::1]:443`).
-fn parse_hop(hop: &str) -> Option<IpAddr> {
-    let hop = hop.trim();
+fn parse_hop(hop: &[u8]) -> Option<IpAddr> {
+    let hop = std::str::from_utf8(hop).ok()?.trim();
     hop.parse::<IpAddr>().ok().or_else(|| hop.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip()))
 }
 
@@ -249,7 +257,7 @@ impl Access {
         if self.proxies.is_empty() {
             return peer.map_or_else(ClientAddr::unknown, ClientAddr::new);
         }
-        let forwarded = headers.get_all("x-forwarded-for").into_iter().filter_map(|value| value.to_str().ok());
+        let forwarded = headers.get_all("x-forwarded-for").into_iter().map(axum::http::HeaderValue::as_bytes);
         self.proxies.client(peer, forwarded)
     }
 
@@ -301,6 +309,29 @@ impl Access {
             .map_err(|refused| Box::new(Refused { key_id, ..*refused }))
     }
 
+    /// Whether `credentials` still name a caller (a key not revoked, a session not
+    /// ended), counting nothing: for what stays open after its request was admitted (an
+    /// event stream). `Err` when that cannot be told now (the store is unreachable).
+    pub async fn still_valid(&self, credentials: Credentials<'_>) -> AppResult<bool> {
+        let caller = match credentials {
+            Credentials::Nothing => return Ok(true),
+            Credentials::Key(key) => self.auth.authenticate(Presented::Key(key)).await,
+            Credentials::Session(token) => sessions::caller(&self.db, self.clock.now(), token).await,
+        };
+        match caller {
+            Ok(caller) => Ok(caller.is_some()),
+            Err(err) if err.code == ErrorCode::InvalidApiKey => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// A sign-in that named no key at all: counted as a wrong key is (429 when the
+    /// address's failed attempts are over their limit), so that no sign-in is free.
+    pub async fn failed_sign_in(&self, client: ClientAddr) -> AppResult<()> {
+        let verdict = self.limiter.check(&Subject::FailedAuth(client).id(), free_limits()).await?;
+        decide(verdict, "requests with a key that does not work").map(|_| ()).map_err(|refused| refused.error)
+    }
+
     /// A key typed into the sign-in form: counted as a request with that key (a banned
     /// or exhausted key cannot sign in), and a wrong one as a failed attempt from
     /// `client` (throttled, then banned).
@@ -330,25 +361,40 @@ mod tests {
         assert_eq!(ClientAddr::new(ip("192.0.2.7")).to_string(), "192.0.2.7");
     }
 
+    /// The headers as the proxies' bytes.
+    fn hops<'h>(headers: &'h [&'h str]) -> impl Iterator<Item = &'h [u8]> {
+        headers.iter().map(|header| header.as_bytes())
+    }
+
     #[test]
     fn forwarded_for_counts_only_from_trusted_proxies() {
         let none = TrustedProxies::default();
         let peer = Some(ip("127.0.0.1"));
-        assert_eq!(none.client(peer, ["203.0.113.9"].into_iter()).to_string(), "127.0.0.1", "off by default");
+        assert_eq!(none.client(peer, hops(&["203.0.113.9"])).to_string(), "127.0.0.1", "off by default");
 
         let proxies =
             TrustedProxies::new(["127.0.0.0/8", "10.0.0.0/8"].map(|n| TrustedProxies::parse_network(n).unwrap()));
-        assert_eq!(proxies.client(peer, ["203.0.113.9"].into_iter()).to_string(), "203.0.113.9");
+        assert_eq!(proxies.client(peer, hops(&["203.0.113.9"])).to_string(), "203.0.113.9");
         // The nearest untrusted hop, whatever the client wrote further left.
-        assert_eq!(proxies.client(peer, ["6.6.6.6, 203.0.113.9, 10.1.2.3"].into_iter()).to_string(), "203.0.113.9");
+        assert_eq!(proxies.client(peer, hops(&["6.6.6.6, 203.0.113.9, 10.1.2.3"])).to_string(), "203.0.113.9");
         // Several headers are one list; ports are allowed.
-        assert_eq!(proxies.client(peer, ["198.51.100.1:5000", "10.0.0.1"].into_iter()).to_string(), "198.51.100.1");
+        assert_eq!(proxies.client(peer, hops(&["198.51.100.1:5000", "10.0.0.1"])).to_string(), "198.51.100.1");
         // Not from a trusted peer: the header is the client's own word, ignored.
-        assert_eq!(proxies.client(Some(ip("192.0.2.1")), ["203.0.113.9"].into_iter()).to_string(), "192.0.2.1");
+        assert_eq!(proxies.client(Some(ip("192.0.2.1")), hops(&["203.0.113.9"])).to_string(), "192.0.2.1");
         // Garbage, or only proxies: the last proxy's peer.
-        assert_eq!(proxies.client(peer, ["nonsense, 10.0.0.2"].into_iter()).to_string(), "10.0.0.2");
-        assert_eq!(proxies.client(peer, std::iter::empty()).to_string(), "127.0.0.1");
-        assert_eq!(proxies.client(peer, ["[2001:db8::5]:443"].into_iter()).to_string(), "2001:db8::/64");
+        assert_eq!(proxies.client(peer, hops(&["nonsense, 10.0.0.2"])).to_string(), "10.0.0.2");
+        assert_eq!(proxies.client(peer, hops(&[])).to_string(), "127.0.0.1");
+        assert_eq!(proxies.client(peer, hops(&["[2001:db8::5]:443"])).to_string(), "2001:db8::/64");
+        // Bytes that are not ASCII spoil only the hop they are in: the hops our proxies
+        // appended to its right still name the client (a banned one cannot pass as the
+        // proxy by writing them).
+        let spoiled: [&[u8]; 1] = [b"1.2.3.4\xff, 203.0.113.9, 10.0.0.7"];
+        assert_eq!(proxies.client(peer, spoiled.into_iter()).to_string(), "203.0.113.9");
+        let spoiled: [&[u8]; 2] = [b"\xfe\xff", b"198.51.100.4"];
+        assert_eq!(proxies.client(peer, spoiled.into_iter()).to_string(), "198.51.100.4");
+        // A spoiled hop that is the nearest: its proxy's peer is the client we know.
+        let spoiled: [&[u8]; 1] = [b"203.0.113.9, \xff\xfe, 10.0.0.7"];
+        assert_eq!(proxies.client(peer, spoiled.into_iter()).to_string(), "10.0.0.7");
     }
 
     #[test]

@@ -56,8 +56,25 @@ impl LiveServer {
     /// As [`LiveServer::start`], with the command changed by `configure` first (more
     /// variables, standard error elsewhere).
     pub fn start_with(dir: &Path, configure: impl FnOnce(&mut Command)) -> (LiveServer, Option<String>) {
+        LiveServer::start_under(dir, &[], configure)
+    }
+
+    /// As [`LiveServer::start_with`], the binary run by `wrapper` (a command and its
+    /// arguments, such as `prlimit --nofile=256:256`) when one is given.
+    pub fn start_under(
+        dir: &Path,
+        wrapper: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> (LiveServer, Option<String>) {
         let db_path = dir.join("live.db");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(env!("CARGO_BIN_EXE_server"));
+                command
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_server")),
+        };
         command
             .env("DATABASE_URL", format!("sqlite://{}", db_path.display()))
             .env("PETSTORE_ADDR", "127.0.0.1:0")
@@ -124,6 +141,13 @@ impl LiveServer {
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
 
+    /// The most memory the process has had resident so far, in KiB (Linux's VmHWM).
+    pub fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("/proc status");
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
     pub fn client(&self) -> Http {
         Http {
             client: Client::builder(TokioExecutor::new()).pool_max_idle_per_host(64).build_http(),
@@ -184,6 +208,18 @@ impl Http {
         headers: &[(&str, &str)],
     ) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
         self.exchange_bytes(method, path, None, Bytes::from(body), headers).await
+    }
+
+    /// As [`Http::send_raw`], with a key (an upload).
+    pub async fn send_raw_with_key(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
+        self.exchange_bytes(method, path, Some(key), Bytes::from(body), headers).await
     }
 
     async fn exchange(
