@@ -11,6 +11,7 @@ pub mod media;
 pub mod ops;
 pub mod pages;
 pub mod serve;
+pub mod slots;
 pub mod streams;
 
 use std::convert::Infallible;
@@ -78,6 +79,9 @@ pub struct Shared {
     pub openapi_json: axum::body::Bytes,
     /// The outbox's new events, for this process's streams.
     pub feed: Arc<app::services::events::Feed>,
+    /// Places for the storefront's streams (`/live`) and the API's (`/api/v1/events`).
+    pub live_streams: Arc<slots::Slots>,
+    pub api_streams: Arc<slots::Slots>,
 }
 
 impl std::ops::Deref for AppState {
@@ -105,6 +109,8 @@ impl AppState {
             deprecation: api::pets::DeprecationHeaders::new(&config),
             openapi_json: api::openapi::document_json(&config),
             feed,
+            live_streams: slots::Slots::new(streams::LIVE),
+            api_streams: slots::Slots::new(streams::API),
             db,
             config: Arc::new(config),
             clock,
@@ -145,8 +151,10 @@ pub fn app(state: AppState, leptos_options: LeptosOptions) -> ops::App {
                 if let Some(nonce) = ops::security::page_nonce(&parts) {
                     provide_context(nonce);
                 }
-                // What a form sent without JavaScript did (`ops::forms`), for its page.
-                if let Some(flash) = flash_cookie.read(&parts.headers) {
+                // What a form sent without JavaScript did (`ops::forms`), for its page:
+                // in its cookie, or handed in with an answer that carries a secret.
+                let handed_in = parts.extensions.get::<app::server_fns::flash::Flash>().cloned();
+                if let Some(flash) = handed_in.or_else(|| flash_cookie.read(&parts.headers)) {
                     provide_context(flash);
                 }
             }

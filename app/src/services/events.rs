@@ -5,8 +5,8 @@
 //! the streams (`GET /api/v1/events`, the storefront's live stock), through this
 //! process's [`Feed`], and by the webhooks (`services::webhooks`). Kept 30 days.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, RwLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -135,8 +135,6 @@ pub const FEED_INTERVAL: Duration = Duration::from_millis(100);
 pub struct Feed {
     recent: RwLock<Window>,
     latest: tokio::sync::watch::Sender<i64>,
-    /// Streams open per key (the contract's limit) and per visitor's address.
-    open: Mutex<HashMap<String, usize>>,
     /// Set when the server shuts down: every stream ends.
     closing: tokio::sync::watch::Sender<bool>,
 }
@@ -149,7 +147,6 @@ impl Feed {
         let feed = Arc::new(Feed {
             recent: RwLock::new(Window { floor: latest, events: VecDeque::with_capacity(RECENT) }),
             latest: tokio::sync::watch::Sender::new(latest),
-            open: Mutex::new(HashMap::new()),
             closing: tokio::sync::watch::Sender::new(false),
         });
         tokio::spawn(feed.clone().follow(db.clone()));
@@ -223,18 +220,6 @@ impl Feed {
         let covered = self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner).covers(start.after);
         if covered { Ok(start) } else { resume_after(db, None).await }
     }
-
-    /// Takes one of `max` places for streams of `holder` (a key, an address); `None`
-    /// when all are taken. The place is given back when the ticket is dropped.
-    pub fn open(self: &Arc<Feed>, holder: String, max: usize) -> Option<StreamTicket> {
-        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let count = open.entry(holder.clone()).or_default();
-        if *count >= max {
-            return None;
-        }
-        *count += 1;
-        Some(StreamTicket { feed: self.clone(), holder })
-    }
 }
 
 /// The events the feed keeps in memory: every one it has seen after `floor`.
@@ -262,24 +247,6 @@ impl Window {
     }
 }
 
-/// A stream's place among its holder's (see [`Feed::open`]).
-pub struct StreamTicket {
-    feed: Arc<Feed>,
-    holder: String,
-}
-
-impl Drop for StreamTicket {
-    fn drop(&mut self) {
-        let mut open = self.feed.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&self.holder) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.holder);
-            }
-        }
-    }
-}
-
 /// Where a stream starts: after the event `after` (its `seq`; 0 before the first),
 /// whose id is `id`. A stream sends that id first, with no data, so that a client that
 /// reconnects before any event came resumes from there and misses nothing.
@@ -298,8 +265,12 @@ pub const BEFORE_THE_FIRST: &str = "evt_000000000000000000000000";
 /// (only what happens from now on; read from the store, which the feed may not have
 /// caught up with yet).
 pub async fn resume_after(db: &Db, last_event_id: Option<&str>) -> AppResult<Start> {
+    // Named by a stream that opened on a store with no event yet: it resumes from the
+    // first event, but, like any id, no further back than the resumable window (a
+    // client that sends it a month later gets the last 24 hours, not the outbox).
     if last_event_id == Some(BEFORE_THE_FIRST) {
-        return Ok(Start { after: 0, id: BEFORE_THE_FIRST.to_owned() });
+        let after = sql::events::before_events_since(db, now_ms() - RESUMABLE_FOR_MS).await?;
+        return Ok(Start { after, id: BEFORE_THE_FIRST.to_owned() });
     }
     if let Some(id) = last_event_id.filter(|id| id.starts_with("evt_") && id.len() <= 64)
         && let Some((seq, created_at)) = sql::events::seq_of(db, id).await?

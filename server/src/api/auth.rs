@@ -51,7 +51,7 @@ pub fn presented_key(headers: &HeaderMap) -> Presented<'_> {
 /// site's own pages (the docs page's try-it panel uses the signed-in user's key so).
 /// Only a browser's own `Sec-Fetch-Site: same-origin` counts: another site's page can
 /// neither set nor forge it, so it cannot spend a shopper's session.
-fn browser_session<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
+pub(crate) fn browser_session<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
     const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
     let same_origin = headers.get(SEC_FETCH_SITE).is_some_and(|v| v.as_bytes() == b"same-origin");
     same_origin.then(|| state.session_cookie.token_in_headers(headers)).flatten()

@@ -1,17 +1,16 @@
 //! `/events`: the outbox as a server-sent event stream, for any key.
 
 use app::error::{AppError, AppResult, ErrorCode};
+use app::services::auth::Presented;
 use app::services::events::{self, Viewer};
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 
 use super::AuthErrors;
 use super::auth::Customer;
 use crate::AppState;
-
-/// Open streams a key may have at once (on each server).
-pub const STREAMS_PER_KEY: usize = 5;
+use crate::slots::Refusal;
+use crate::streams::{Opener, Recheck, respond};
 
 /// Stream events
 ///
@@ -23,8 +22,9 @@ pub const STREAMS_PER_KEY: usize = 5;
 /// frame of only `id:`, the event it starts after (`evt_000000000000000000000000`
 /// before the store's first), so that a client that reconnects before any event came
 /// resumes from there. A comment every 15 s keeps the connection open. Opening a
-/// stream counts as one request; a key may have 5 open at once on each server (429
-/// `rate_limited` beyond).
+/// stream counts as one request; a key may have 5 open at once on each server, and an
+/// address 16 (429 `rate_limited` beyond). The stream ends when its key is revoked (or
+/// the browser session it was opened with ends), within a second.
 #[utoipa::path(get, path = "/events", tag = "Store", operation_id = "streamEvents",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event (its `id:`)")),
     responses(
@@ -35,16 +35,31 @@ pub const STREAMS_PER_KEY: usize = 5;
 pub async fn stream_events(
     Customer(caller): Customer,
     State(state): State<AppState>,
-    headers: HeaderMap,
+    request: axum::extract::Request,
 ) -> AppResult<Response> {
-    let ticket = state.feed.open(format!("key:{}", caller.key_id), STREAMS_PER_KEY).ok_or_else(|| {
-        let mut refused = AppError::new(
-            ErrorCode::RateLimited,
-            format!("this key has {STREAMS_PER_KEY} event streams open already; close one first"),
-        );
+    let (headers, extensions) = (request.headers(), request.extensions());
+    let client = state.access.client(extensions, headers);
+    let slot = state.api_streams.take(client.ip(), Some(caller.key_id)).map_err(|refusal| {
+        let per_key = crate::streams::API.per_key.unwrap_or_default();
+        let why = match refusal {
+            Refusal::Key => format!("this key has {per_key} event streams open already; close one first"),
+            Refusal::Client => "this address has as many event streams open as it may; close one first".to_owned(),
+            Refusal::InAll => "the server has as many event streams open as it can; retry shortly".to_owned(),
+        };
+        let mut refused = AppError::new(ErrorCode::RateLimited, why);
         refused.retry_after = Some(1);
         refused
     })?;
-    let start = events::resume_after(&state.db, crate::streams::last_event_id(&headers)).await?;
-    Ok(crate::streams::respond(state.db.clone(), state.feed.clone(), Viewer::Key(caller), start, vec![ticket]))
+    // What it was opened with, checked again while it is open (a revoked key's or an
+    // ended session's stream ends).
+    let opener = match super::auth::presented_key(headers) {
+        Presented::Key(key) => Opener::Key(key.to_owned()),
+        Presented::Nothing => match super::auth::browser_session(&state, headers) {
+            Some(token) => Opener::Session(token.to_owned()),
+            None => return Err(app::services::auth::missing_key()),
+        },
+    };
+    let recheck = Recheck::new(state.access.clone(), opener);
+    let start = events::resume_after(&state.db, crate::streams::last_event_id(headers)).await?;
+    Ok(respond(state.db.clone(), state.feed.clone(), Viewer::Key(caller), start, slot, Some(recheck)))
 }

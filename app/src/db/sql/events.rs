@@ -80,6 +80,22 @@ pub async fn latest(db: &Db) -> AppResult<Option<(i64, String)>> {
         .await)?)
 }
 
+/// The `seq` just before the first event created at or after `since_ms` (Unix
+/// milliseconds): a stream that resumes from before the store's first event starts
+/// there, so that it replays no more than the resumable window (the latest event's
+/// `seq` when none is that recent).
+pub async fn before_events_since(db: &Db, since_ms: i64) -> AppResult<i64> {
+    let first: Option<i64> =
+        on_pool!(db, |pool| sqlx::query_scalar("SELECT MIN(seq) FROM events WHERE created_at >= $1")
+            .bind(since_ms)
+            .fetch_one(pool)
+            .await)?;
+    Ok(match first {
+        Some(seq) => seq - 1,
+        None => latest_seq(db).await?,
+    })
+}
+
 /// The latest event's `seq` (0 when there is none).
 pub async fn latest_seq(db: &Db) -> AppResult<i64> {
     Ok(latest(db).await?.map_or(0, |(seq, _)| seq))
