@@ -185,6 +185,18 @@ test('console forms work without JavaScript', async ({ browser }) => {
   await form.getByRole('button', { name: 'Create category' }).click();
   await expect(page).toHaveURL(/\/admin\/categories/);
   await expect(page.getByRole('listitem', { name: `Category ${category}` })).toBeVisible();
+  // A new key: the answer is the keys page itself, with the key once; no cookie holds it.
+  await page.goto('/admin/keys');
+  const keys = page.getByRole('region', { name: 'New key' });
+  const name = unique('no-js partner');
+  await keys.getByLabel('Name').fill(name);
+  await keys.getByRole('button', { name: 'Create key' }).click();
+  const key = (await page.locator('#new-key').textContent())!.trim();
+  expect(key).toMatch(/^psk_/);
+  await expect(page.locator('table.keys')).toContainText(name);
+  for (const cookie of await context.cookies()) {
+    expect(Buffer.from(cookie.value, 'base64url').toString() + cookie.value).not.toContain(key.slice(0, 12));
+  }
   await context.close();
 });
 

@@ -62,6 +62,9 @@ test('staff register an endpoint, copy its secret once, test it and read its log
     await expect(form.getByRole('status').first()).toContainText('Registered endpoint #');
     const secret = (await form.locator('#webhook-secret').textContent()) ?? '';
     expect(secret).toMatch(/^whsec_/);
+    // The page stayed to show the secret (never carried to another page in a cookie).
+    await form.getByRole('link', { name: 'Show the list with it' }).click();
+    await hydrated(page);
     const row = page.locator('tr[data-webhook-id]', { hasText: sink.url });
     await expect(row).toContainText('inventory.out_of_stock, order.created');
     await expect(row).toContainText('Enabled');

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use app::db::Db;
 use app::model::Caller;
-use app::server_fns::flash::FlashCookie;
+use app::server_fns::flash::{Flash, FlashCookie};
 use app::services::Services;
 use app::services::access::{Admitted, ClientAddr, Counting, Credentials};
 use axum::body::{Body, Bytes};
@@ -144,7 +144,8 @@ pub async fn serve_kept(State(cache): State<PageCache>, request: Request, next: 
         // The server functions' routes pass here too: not pages.
         _ => return next.run(request).await,
     };
-    if cache.flash_cookie.is_in(request.headers()) {
+    // A form's outcome, in its cookie or handed in by `ops::forms`: this visitor's page.
+    if cache.flash_cookie.is_in(request.headers()) || request.extensions().get::<Flash>().is_some() {
         return rendered(next, request).await;
     }
     let token = cache.services.session_cookie.token_in_headers(request.headers()).map(str::to_owned);

@@ -31,7 +31,27 @@ pub struct Flash {
     pub values: Vec<(String, String)>,
 }
 
+/// Form fields no flash keeps, whatever the outcome: secrets (the sign-in form's key).
+/// The flash is a cookie, which the browser stores.
+const SECRET_FIELDS: &[&str] = &["key"];
+
+/// The fields that say which record a form was about.
+const RECORD_FIELDS: &[&str] = &["id", "pet_id"];
+
 impl Flash {
+    /// The flash of a form sent to the function at `path` (`/_app/…`): after a refusal
+    /// what was typed, to fill the form in again, but never a secret; after a success
+    /// only which record it was about. (An answer that carries a secret never becomes a
+    /// flash: `server::ops::forms` shows it in its own answer.)
+    pub fn new(path: String, outcome: Result<String, AppError>, mut values: Vec<(String, String)>) -> Flash {
+        let keep = |field: &str| match outcome {
+            Ok(_) => RECORD_FIELDS.contains(&field),
+            Err(_) => !SECRET_FIELDS.contains(&field),
+        };
+        values.retain(|(field, _)| keep(field));
+        Flash { path, outcome, values }
+    }
+
     /// Which record the form was about: its `id` (or `pet_id`) field.
     pub fn record(&self) -> Option<&str> {
         self.value("id").or_else(|| self.value("pet_id"))
@@ -135,6 +155,32 @@ mod tests {
     fn flash<S: ServerFn>(outcome: Result<String, AppError>, values: &[(&str, &str)]) -> Flash {
         let values = values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Flash { path: S::PATH.into(), outcome, values }
+    }
+
+    #[test]
+    fn a_flash_keeps_no_secret_and_after_a_success_only_its_record() {
+        let typed = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let refused = Flash::new(
+            "/_app/sign_in".into(),
+            Err(AppError::new(ErrorCode::InvalidApiKey, "no")),
+            typed(&[("key", "psk_abc_secret"), ("next", "/orders")]),
+        );
+        assert_eq!(refused.values, typed(&[("next", "/orders")]));
+        assert!(!String::from_utf8_lossy(&base64_of(&refused)).contains("psk_"), "the cookie holds no key");
+        let saved = Flash::new("/_app/staff_save_pet".into(), Ok("{}".into()), typed(&[("id", "3"), ("name", "Rex")]));
+        assert_eq!(saved.values, typed(&[("id", "3")]), "what was saved is not typed again");
+        let refused = Flash::new(
+            "/_app/staff_save_pet".into(),
+            Err(AppError::new(ErrorCode::DuplicateName, "taken")),
+            typed(&[("id", "3"), ("name", "Rex")]),
+        );
+        assert_eq!(refused.values, typed(&[("id", "3"), ("name", "Rex")]), "a refusal gives it back");
+    }
+
+    /// The cookie's bytes as the browser keeps them, decoded.
+    fn base64_of(flash: &Flash) -> Vec<u8> {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(flash.encode()).unwrap()
     }
 
     #[test]

@@ -53,25 +53,32 @@ fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
 #[component]
 pub fn SignUpPage() -> impl IntoView {
     let who = data::resource(|| (), |_| viewer());
+    // Sent without JavaScript, the form's answer is this page, drawn with the new key
+    // (handed to it by the server, never through a cookie: `server::ops::forms`).
+    let made =
+        from_flash(|flash| flash.note::<SignUp>(|created, _| Done { secret: Some(created.key), ..Done::default() }))
+            .and_then(|note| note.secret);
     view! {
         <PageTitle text="Sign up"/>
         <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                let current = who.await.ok().flatten().map(|caller| caller.key_id);
-                view! { <SignUpForm current/> }
-            })}
+            {move || {
+                let made = made.clone();
+                Suspend::new(async move {
+                    let current = who.await.ok().flatten().map(|caller| caller.key_id);
+                    view! { <SignUpForm current made/> }
+                })
+            }}
         </Suspense>
     }
 }
 
 /// `current` is the key this browser is signed in with, if any: a new key would switch
-/// the browser to it, so the page says so first and asks.
+/// the browser to it, so the page says so first and asks. `made` is the key a form sent
+/// without JavaScript just made.
 #[island]
-fn SignUpForm(current: Option<i64>) -> impl IntoView {
+fn SignUpForm(current: Option<i64>, made: Option<String>) -> impl IntoView {
     let sign_up = ServerAction::<SignUp>::new();
     let result = sign_up.value();
-    let ready = RwSignal::new(false);
-    Effect::new(move |_| ready.set(true));
     // The header follows at once; the page stays, with the key on it.
     Effect::new(move |_| {
         if let Some(Ok(created)) = result.get() {
@@ -83,9 +90,10 @@ fn SignUpForm(current: Option<i64>) -> impl IntoView {
         <section class="panel narrow">
             <h1>"Get a free API key"</h1>
             <p>"A Free key allows 60 requests a minute and 1,000 a day. You are signed in with it at once."</p>
-            {move || match result.get() {
-                Some(Ok(created)) => view! { <NewKey key=created.key/> }.into_any(),
-                other => {
+            {move || match (result.get(), made.clone()) {
+                (Some(Ok(created)), _) => view! { <NewKey key=created.key/> }.into_any(),
+                (None, Some(key)) => view! { <NewKey key/> }.into_any(),
+                (other, _) => {
                     let error = match other {
                         Some(Err(error)) => Some(error),
                         _ => None,
@@ -109,10 +117,7 @@ fn SignUpForm(current: Option<i64>) -> impl IntoView {
                                 "Name (optional)"
                                 <input type="text" name="name" maxlength="100" placeholder="my app"/>
                             </label>
-                            // Enabled once the island runs: sent as a plain form, the key
-                            // would be made and never shown.
-                            <button type="submit" disabled=move || !ready.get()>"Create my key"</button>
-                            <noscript><p>"Signing up needs JavaScript: the new key is shown once, on this page."</p></noscript>
+                            <button type="submit">"Create my key"</button>
                         </ActionForm>
                         {error.map(|error| view! { <ErrorNotice error/> })}
                     }

@@ -10,7 +10,7 @@ use strum::VariantArray;
 use super::{FormOutcome, NameField, invalid};
 use crate::model::{Plan, Role};
 use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys, viewer};
-use crate::ui::account::NewKeyIsland;
+use crate::ui::account::{NewKey, NewKeyIsland};
 use crate::ui::data;
 use crate::ui::note::{Done, Note, NoteView, from_flash};
 use crate::ui::widgets::{ErrorNotice, LocalTime, PageTitle, confirm};
@@ -111,6 +111,15 @@ fn NewKeyForm(note: Option<Note>) -> impl IntoView {
             <button type="submit" disabled=move || create.pending().get()>"Create key"</button>
         </ActionForm>
         <FormOutcome result=result.into() done="" note/>
+        // With JavaScript the page stays, and the secret is shown from the answer (it
+        // never comes back in a page of its own).
+        {move || result.get().and_then(Result::ok).map(|created| view! {
+            <p class="form-done" role="status">
+                {format!("Created key #{} ({}).", created.key_info.id, created.key_info.name)}" "
+                <a href="/admin/keys">"Show the list with it"</a>
+            </p>
+            <NewKey key=created.key/>
+        })}
     }
 }
 

@@ -77,9 +77,29 @@ pub fn WebhooksConsole() -> impl IntoView {
     }
 }
 
-/// The signing secret, this once, with its copy button.
+/// The signing secret, this once, with its copy button (on a page drawn with it).
 #[island]
 fn SigningSecret(secret: String) -> impl IntoView {
+    view! { <SigningSecretView secret/> }
+}
+
+/// An answer of the forms below with JavaScript: what was done and, when the answer
+/// carries one, the new secret (such an answer leaves the browser on its page).
+#[component]
+fn Answered(done: crate::server_fns::EndpointDone) -> impl IntoView {
+    done.secret.map(|secret| {
+        view! {
+            <p class="form-done" role="status">
+                {done.text}" "<a href=endpoint_page(done.id)>"Its deliveries"</a>" · "
+                <a href="/admin/webhooks">"Show the list with it"</a>
+            </p>
+            <SigningSecretView secret/>
+        }
+    })
+}
+
+#[component]
+fn SigningSecretView(secret: String) -> impl IntoView {
     view! {
         <ShownOnce secret id="webhook-secret" title="The signing secret (shown only this once: copy it now):">
             <p>"Receivers check each delivery's " <code>"webhook-signature"</code>
@@ -151,6 +171,7 @@ fn EndpointActions(id: i64, enabled: bool) -> impl IntoView {
             )}
         </div>
         <FormOutcome result=act.value().into() done=""/>
+        {move || act.value().get().and_then(Result::ok).map(|done| view! { <Answered done/> })}
     }
 }
 
@@ -200,6 +221,7 @@ fn NewEndpointForm(note: Option<Note>) -> impl IntoView {
             <button type="submit" disabled=move || create.pending().get()>"Register endpoint"</button>
         </ActionForm>
         <FormOutcome result=create.value().into() done="" note/>
+        {move || create.value().get().and_then(Result::ok).map(|done| view! { <Answered done/> })}
     }
 }
 
