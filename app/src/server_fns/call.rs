@@ -48,6 +48,19 @@ impl std::ops::Deref for Call {
 impl Call {
     /// The request's caller, admitted by its limits (429 when over them or banned).
     pub async fn admit() -> Result<Call, AppError> {
+        Call::admit_counted(true).await
+    }
+
+    /// As [`Call::admit`], for signing in: the call itself counts nowhere (a ban still
+    /// refuses it). The key it checks is counted as that key's request, or, when it
+    /// does not work, as a failed attempt from this address in a bucket of its own
+    /// (`Access::sign_in`): mistyped keys must not spend the allowance the address's
+    /// public reads and sign-ups share.
+    pub async fn admit_for_sign_in() -> Result<Call, AppError> {
+        Call::admit_counted(false).await
+    }
+
+    async fn admit_counted(counted: bool) -> Result<Call, AppError> {
         let services = use_context::<Services>()
             .ok_or_else(|| AppError::internal("server function", "no services in the context"))?;
         let response = use_context::<ResponseOptions>();
@@ -56,7 +69,8 @@ impl Call {
         };
         let token = services.session_cookie.token_in_headers(&parts.headers).map(str::to_owned);
         let client = services.access.client(&parts.extensions, &parts.headers);
-        let counting = if parts.uri.path().starts_with(PREFIX) { Counting::Counted } else { Counting::BansOnly };
+        let over_http = parts.uri.path().starts_with(PREFIX);
+        let counting = if counted && over_http { Counting::Counted } else { Counting::BansOnly };
         let credentials = token.as_deref().map_or(Credentials::Nothing, Credentials::Session);
         let admitted = services.access.admit(credentials, client, counting).await.map_err(|refused| refused.error)?;
         let caller = admitted.caller?;

@@ -73,9 +73,10 @@ pub async fn viewer() -> Result<Option<crate::model::Caller>, AppError> {
 /// only), or the catalog.
 #[server(prefix = "/_app", endpoint = "sign_in")]
 pub async fn sign_in(key: String, next: Option<String>) -> Result<(), AppError> {
-    let call = call::Call::admit().await?;
+    let call = call::Call::admit_for_sign_in().await?;
     let key = key.trim();
     if key.is_empty() {
+        call.access.failed_sign_in(call.client).await?;
         return Err(AppError::validation("key", "paste the API key you were given"));
     }
     let caller = call.access.sign_in(key, call.client).await?;

@@ -47,7 +47,9 @@ pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl I
 /// passing fault for everyone.
 #[component]
 pub fn ErrorNotice(error: AppError) -> impl IntoView {
-    set_status(error.status);
+    // The code's own status, never the number an error object carried (an error read
+    // from elsewhere must not choose the page's status).
+    set_status(error.code.status());
     #[cfg(feature = "ssr")]
     if let (Some(response), Some(retry_after)) = (rendered_response(), error.retry_after_header()) {
         response.insert_header(axum::http::header::RETRY_AFTER, retry_after);

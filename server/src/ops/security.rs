@@ -169,19 +169,31 @@ pub fn refuse_server_fn_call(target: Target, request: &Request, public_url: Opti
 /// (`?__path=…&__err=<base64 JSON>`): that would show any text a link puts there as the
 /// store's own ("your key expired, renew it at evil.example"). The store tells a form
 /// its outcome another way (`ops::forms`), so these parameters are dropped before the
-/// page is rendered.
+/// page is rendered, by their names as Leptos reads them: decoded, so that
+/// `%5F%5Ferr` or `__e%72r` go too.
 pub fn drop_action_error_params(request: &mut Request) {
     let Some(query) = request.uri().query() else { return };
-    if !query.split('&').any(|pair| pair.starts_with("__err=") || pair.starts_with("__path=")) {
+    if !query.split('&').any(is_action_error_param) {
         return;
     }
-    let kept: Vec<&str> =
-        query.split('&').filter(|pair| !pair.starts_with("__err=") && !pair.starts_with("__path=")).collect();
+    let kept: Vec<&str> = query.split('&').filter(|pair| !is_action_error_param(pair)).collect();
     let path = request.uri().path();
     let uri = if kept.is_empty() { path.to_owned() } else { format!("{path}?{}", kept.join("&")) };
     if let Ok(uri) = uri.parse() {
         *request.uri_mut() = uri;
     }
+}
+
+/// Whether a `name=value` pair of a query is Leptos's `__err` or `__path`, once its name
+/// is decoded as a form's (`%XX` and `+`).
+fn is_action_error_param(pair: &str) -> bool {
+    // Cheap first: neither name can be written without an underscore or a `%`.
+    if !pair.starts_with(['_', '%']) {
+        return false;
+    }
+    let name = pair.split('=').next().unwrap_or(pair);
+    let decoded: Vec<(String, String)> = serde_urlencoded::from_str(name).unwrap_or_default();
+    decoded.first().is_some_and(|(name, _)| name == "__err" || name == "__path")
 }
 
 fn is_cross_site(headers: &HeaderMap, public_url: Option<&str>) -> bool {
@@ -240,6 +252,18 @@ mod tests {
         let mut request = Request::get("/sign-in?__err=eyJ9").body(Default::default()).unwrap();
         drop_action_error_params(&mut request);
         assert_eq!(request.uri(), "/sign-in");
+        // However the names are written: Leptos decodes them before it reads them.
+        for query in
+            ["%5F%5Fpath=%2F_app%2Fsign_in&%5F%5Ferr=eyJ9", "%5f_err=eyJ9&_%5Fpath=x", "__e%72r=eyJ9&__pat%68=x"]
+        {
+            let mut request = Request::get(format!("/sign-in?{query}&q=cats")).body(Default::default()).unwrap();
+            drop_action_error_params(&mut request);
+            assert_eq!(request.uri(), "/sign-in?q=cats", "{query}");
+        }
+        // Other names that only look alike stay.
+        let mut request = Request::get("/?__errata=1&_err=2&%5F%5Ferr2=3").body(Default::default()).unwrap();
+        drop_action_error_params(&mut request);
+        assert_eq!(request.uri(), "/?__errata=1&_err=2&%5F%5Ferr2=3");
     }
 
     #[test]
