@@ -272,7 +272,13 @@ impl Dispatcher {
                         endpoint.disabled_reason =
                             Some("every delivery failed for three days; enable it again once it answers".into());
                         sql::webhooks::abandon_pending(&mut tx, endpoint.id, now, "the endpoint was disabled").await?;
-                        tracing::warn!(webhook = endpoint.id, url = %endpoint.url, "disabled a webhook endpoint after three days of failures");
+                        // Its host, never the whole URL: a path or query often holds a token.
+                        let host = host_of(&endpoint.url);
+                        tracing::warn!(
+                            webhook = endpoint.id,
+                            host,
+                            "disabled a webhook endpoint after three days of failures"
+                        );
                     }
                 }
             }
@@ -325,9 +331,15 @@ impl Dispatcher {
                 why: format!("the endpoint answered {}", response.status()),
             }),
             Err(err) if err.is_timeout() => Err(Failure::new(format!("no answer within {} s", TIMEOUT.as_secs()))),
-            Err(err) => Err(Failure::new(format!("could not connect: {}", error_chain(&err)))),
+            // Without the URL (reqwest's own words name it, token and all).
+            Err(err) => Err(Failure::new(format!("could not connect: {}", error_chain(&err.without_url())))),
         }
     }
+}
+
+/// A webhook URL's host, as the log names an endpoint.
+fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url).ok().and_then(|url| url.host_str().map(str::to_owned)).unwrap_or_else(|| "?".to_owned())
 }
 
 /// Why an attempt failed, and the endpoint's status when it answered.
@@ -413,6 +425,13 @@ impl reqwest::dns::Resolve for Resolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_is_logged_by_its_host_alone() {
+        assert_eq!(host_of("https://hooks.example.com/T0KEN/abc?sig=1"), "hooks.example.com");
+        assert_eq!(host_of("http://user:pw@[2001:db8::1]:8080/x"), "[2001:db8::1]");
+        assert_eq!(host_of("nonsense"), "?");
+    }
 
     #[test]
     fn retries_back_off_with_jitter_for_a_day() {

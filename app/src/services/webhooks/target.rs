@@ -136,8 +136,10 @@ fn kind_v4(ip: Ipv4Addr) -> Option<&'static str> {
 fn kind_v6(ip: Ipv6Addr) -> Option<&'static str> {
     let bits = u128::from(ip);
     let under = |network: u128, prefix: u32| (bits >> (128 - prefix)) == (network >> (128 - prefix));
-    // An IPv4 address inside (mapped, compatible, NAT64, 6to4) is judged as itself.
-    if under(0xffff_0000_0000, 96) || (under(0, 96) && bits > 1) || under(0x0064_ff9b << 96, 96) {
+    // An IPv4 address inside (mapped, translated by SIIT, compatible, NAT64, 6to4) is
+    // judged as itself.
+    let siit = under(0xffff << 48, 96);
+    if under(0xffff_0000_0000, 96) || siit || (under(0, 96) && bits > 1) || under(0x0064_ff9b << 96, 96) {
         return kind_v4(Ipv4Addr::from((bits & 0xffff_ffff) as u32));
     }
     if under(0x2002 << 112, 16) {
@@ -153,6 +155,8 @@ fn kind_v6(ip: Ipv6Addr) -> Option<&'static str> {
         () if under(0xff00 << 112, 8) => Some("a multicast address"),
         () if under(0x2001_0db8 << 96, 32) => Some("a documentation address"),
         () if under(0x0100 << 112, 64) => Some("a discard-only address"),
+        // RFC 8215: translators inside one network, whose IPv4 side may be anything.
+        () if under(0x0064_ff9b_0001 << 80, 48) => Some("a local-use NAT64 address"),
         () => None,
     }
 }
@@ -190,13 +194,26 @@ mod tests {
             ("::ffff:169.254.169.254", "a link-local address"),
             ("64:ff9b::a00:1", "a private address"),
             ("2002:c0a8:0101::1", "a private address"),
+            ("::ffff:0:7f00:1", "a loopback address"),
+            ("::ffff:0:a9fe:a9fe", "a link-local address"),
+            // Local-use NAT64 (RFC 8215): whatever IPv4 side it names.
+            ("64:ff9b:1::a00:1", "a local-use NAT64 address"),
+            ("64:ff9b:1:ffff::808:808", "a local-use NAT64 address"),
         ] {
             let ip: IpAddr = ip.parse().unwrap();
             assert_eq!(kind(ip), Some(expected), "{ip}");
             assert!(Targets::default().check_ip(ip).is_err(), "{ip}");
             assert!(Targets { allow_private: true }.check_ip(ip).is_ok(), "{ip} allowed by the operator");
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "::ffff:0:808:808",
+        ] {
             assert_eq!(kind(ip.parse().unwrap()), None, "{ip} is public");
         }
     }
