@@ -6,6 +6,7 @@
 //! hash of their content, which their URLs name: a URL always means the same bytes, so
 //! browsers may keep them for a year.
 
+use std::borrow::Cow;
 use std::io::Cursor;
 use std::sync::{Arc, LazyLock};
 
@@ -169,7 +170,8 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<(Pixels, Orientation)> {
     if format == Format::Jpeg && !jpeg_is_whole(bytes) {
         return Err(invalid("the image is damaged or incomplete: the JPEG ends before its last scan does"));
     }
-    let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format.image_format());
+    let bytes = if format == Format::Png { png_without_compressed_metadata(bytes) } else { Cow::Borrowed(bytes) };
+    let mut reader = image::ImageReader::with_format(Cursor::new(&bytes[..]), format.image_format());
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
     limits.max_image_height = Some(MAX_SIDE);
@@ -204,6 +206,41 @@ fn decode(format: Format, bytes: &[u8]) -> AppResult<(Pixels, Orientation)> {
         other => Pixels::Rgb(other.to_rgb8()),
     };
     Ok((pixels, orientation))
+}
+
+/// A PNG without its compressed metadata chunks (an ICC profile, compressed text), which
+/// the decoder would inflate whole, outside the decoding limits: a few hundred
+/// kilobytes of `iCCP` inflate to a gibibyte. Only pixels are kept of a photo anyway.
+/// Every other chunk is passed on as it is; a file whose chunks cannot be walked is
+/// left for the decoder to refuse.
+fn png_without_compressed_metadata(bytes: &[u8]) -> Cow<'_, [u8]> {
+    const SIGNATURE: usize = 8;
+    const DROPPED: [&[u8; 4]; 3] = [b"iCCP", b"zTXt", b"iTXt"];
+    let chunk_at = |at: usize| {
+        let length = u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+        let kind: &[u8; 4] = bytes.get(at + 4..at + 8)?.try_into().ok()?;
+        let end = at.checked_add(12)?.checked_add(length)?;
+        (end <= bytes.len()).then_some((kind, end))
+    };
+    let mut kept = bytes.get(..SIGNATURE).map(<[u8]>::to_vec).unwrap_or_default();
+    let mut at = SIGNATURE;
+    let mut dropped = false;
+    while let Some((kind, end)) = chunk_at(at) {
+        if DROPPED.contains(&kind) {
+            dropped = true;
+        } else {
+            kept.extend_from_slice(&bytes[at..end]);
+        }
+        at = end;
+        if kind == b"IEND" {
+            break;
+        }
+    }
+    if !dropped {
+        return Cow::Borrowed(bytes);
+    }
+    kept.extend_from_slice(&bytes[at..]);
+    Cow::Owned(kept)
 }
 
 /// Whether a JPEG reaches its end-of-image marker. `image` decodes JPEGs leniently and
@@ -394,6 +431,35 @@ mod tests {
         let mut out = Cursor::new(Vec::new());
         image.write_to(&mut out, ImageFormat::Png).unwrap();
         out.into_inner()
+    }
+
+    /// `png` with a chunk of `kind` (any bytes, any checksum) after its header.
+    fn with_chunk(png: &[u8], kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+        let header_end = 8 + 12 + 13;
+        let mut out = png[..header_end].to_vec();
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&png[header_end..]);
+        out
+    }
+
+    #[test]
+    fn a_png_s_compressed_metadata_never_reaches_the_decoder() {
+        let plain = png(40, 30);
+        assert!(matches!(png_without_compressed_metadata(&plain), Cow::Borrowed(_)), "nothing to drop");
+        for kind in [b"iCCP", b"zTXt", b"iTXt"] {
+            let bomb = with_chunk(&plain, kind, &[0x78; 100]);
+            assert_eq!(&png_without_compressed_metadata(&bomb)[..], &plain[..], "{}", String::from_utf8_lossy(kind));
+        }
+        // Other chunks stay as they are; a chunk that runs past the end is the
+        // decoder's to refuse.
+        let text = with_chunk(&plain, b"tEXt", b"Comment\0hello");
+        assert_eq!(&png_without_compressed_metadata(&text)[..], &text[..]);
+        let cut = &with_chunk(&plain, b"iCCP", &[1; 64])[..60];
+        assert_eq!(&png_without_compressed_metadata(cut)[..], cut);
+        assert!(encode(Format::Png, cut).is_err());
     }
 
     fn webp_size(bytes: &[u8]) -> (u32, u32) {
