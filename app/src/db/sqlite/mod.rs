@@ -56,6 +56,7 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen)
     {
         std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     }
+    create_private(options.get_filename()).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     let reopen = Reopen::default();
     let replaced = reopen.clone();
     let pool = SqlitePoolOptions::new()
@@ -78,6 +79,22 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen)
         .await?;
     MIGRATOR.run(&pool).await?;
     Ok((pool, reopen))
+}
+
+/// Creates the store's file, when it is missing, readable and writable by its owner
+/// alone: it holds the webhooks' signing secrets, the keys' hashes and every order.
+/// (SQLite gives its `-wal` and `-shm` files the database's permissions.) A file that
+/// exists is left as it is; so is an in-memory database.
+fn create_private(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.as_os_str().is_empty() || path == std::path::Path::new(":memory:") {
+        return Ok(());
+    }
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(err) => Err(err),
+    }
 }
 
 /// Whether a pooled connection is outside any transaction. Checked without a round
