@@ -344,6 +344,31 @@ async fn every_promise_holds_with_counters_in_postgres() {
 
 const REDIS: &str = "PETSTORE_TEST_REDIS";
 
+/// Two stores (two PostgreSQL databases) whose servers share one Redis: a key's id, or
+/// a client's address, means another caller in each, and they count apart.
+#[tokio::test]
+async fn two_stores_sharing_one_redis_count_apart() {
+    use app::model::Limits;
+    use app::services::limits::{BanPolicy, RateLimiter, Verdict};
+    let redis =
+        std::env::var(REDIS).unwrap_or_else(|_| panic!("{REDIS} is not set: run through scripts/with-databases.sh"));
+    let bans = BanPolicy { after_refusals: 10, seconds: 900 };
+    let limits = Limits { per_minute: 3, per_day: 100 };
+    let mut limiters = Vec::new();
+    for _ in 0..2 {
+        let db = app::db::Db::connect(&app::db::testing::new_postgres_database().await).await.unwrap();
+        let clock = app::services::clock::Clock::system();
+        limiters.push(RateLimiter::open(clock, bans, &db, Some(&redis)).await.unwrap());
+    }
+    let allowed = |verdict: &Verdict| matches!(verdict, Verdict::Allowed(_));
+    for _ in 0..3 {
+        assert!(allowed(&limiters[0].check("key:1", limits).await.unwrap()));
+    }
+    assert!(!allowed(&limiters[0].check("key:1", limits).await.unwrap()), "the first store's key 1 is done");
+    assert!(limiters[1].redis_up().unwrap_or(false), "the second store counts in Redis");
+    assert!(allowed(&limiters[1].check("key:1", limits).await.unwrap()), "the second store's key 1 is another");
+}
+
 /// A Redis of this test's own, which it stops and starts again.
 struct OwnRedis {
     port: u16,

@@ -141,6 +141,12 @@ pub async fn banned_now(db: &Db, now: i64) -> AppResult<usize> {
     Ok(usize::try_from(banned).unwrap_or(0))
 }
 
+/// The store's name for its shared counters in Redis (PostgreSQL stores only: made by
+/// migration `20261129000001_store_identity`).
+pub async fn store_identity(pool: &sqlx::PgPool) -> AppResult<String> {
+    Ok(sqlx::query_scalar("SELECT id FROM store_identity").fetch_one(pool).await?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

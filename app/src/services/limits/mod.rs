@@ -278,8 +278,16 @@ impl RateLimiter {
                 ));
             }
             (Engine::Postgres, redis_url) => {
-                let redis = redis_url.map(redis::Counters::open).transpose()?;
                 let crate::db::Pool::Postgres(store) = db.pool() else { unreachable!("a PostgreSQL store") };
+                let redis = match redis_url {
+                    Some(url) => {
+                        let store_id = sql::rate_limits::store_identity(store).await?;
+                        let counters = redis::Counters::open(url, &store_id)?;
+                        tokio::spawn(counters.clone().adopt_unnamed());
+                        Some(counters)
+                    }
+                    None => None,
+                };
                 let counting = crate::db::postgres::counters_pool(store);
                 limiter.shared = Some(Arc::new(shared::Shared::new(db.clone(), counting, redis)));
             }

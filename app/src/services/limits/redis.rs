@@ -76,9 +76,6 @@ end
 return answers
 ";
 
-/// The set of running bans (members: the subjects' hashes).
-const BANS: &str = "petstore:bans";
-
 /// How long a request waits for Redis before counting in PostgreSQL instead.
 const TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -87,12 +84,15 @@ pub struct Counters {
     connection: ConnectionManager,
     script: Arc<::redis::Script>,
     up: Arc<AtomicBool>,
+    /// `petstore:<the store's identity>:`, before every name: two stores sharing one
+    /// Redis count apart.
+    namespace: Arc<str>,
 }
 
 impl Counters {
     /// Counters in the Redis at `url`, connected at the first use (a server starts
     /// whether or not Redis answers yet).
-    pub fn open(url: &str) -> AppResult<Counters> {
+    pub fn open(url: &str, store: &str) -> AppResult<Counters> {
         let bad_url = |err: ::redis::RedisError| AppError::internal("PETSTORE_REDIS_URL", err);
         let client = ::redis::Client::open(url).map_err(bad_url)?;
         let config = ConnectionManagerConfig::new()
@@ -100,7 +100,60 @@ impl Counters {
             .set_response_timeout(Some(TIMEOUT))
             .set_number_of_retries(1);
         let connection = ConnectionManager::new_lazy_with_config(client, config).map_err(bad_url)?;
-        Ok(Counters { connection, script: Arc::new(::redis::Script::new(STEP)), up: Arc::new(AtomicBool::new(true)) })
+        Ok(Counters {
+            connection,
+            script: Arc::new(::redis::Script::new(STEP)),
+            up: Arc::new(AtomicBool::new(true)),
+            namespace: format!("petstore:{store}:").into(),
+        })
+    }
+
+    /// The hash holding a subject's counters.
+    fn key(&self, subject: &str) -> String {
+        format!("{}limits:{subject}", self.namespace)
+    }
+
+    /// The set of running bans (members: the subjects' hashes).
+    fn bans(&self) -> String {
+        format!("{}bans", self.namespace)
+    }
+
+    /// Takes the counters a release before the namespace left (`petstore:limits:…`,
+    /// named for no store) as this store's, once, so that an upgrade keeps today's
+    /// usage and running bans; a name this store already counts under is left alone.
+    /// Run beside the server at start: Redis may not answer yet, and then they are
+    /// left to expire (counted from zero again for the windows in progress).
+    pub async fn adopt_unnamed(self) {
+        const UNNAMED: &str = "petstore:limits:";
+        let mut connection = self.connection.clone();
+        let mut cursor = 0_u64;
+        let mut adopted = 0_usize;
+        loop {
+            let scanned: Result<(u64, Vec<String>), _> = ::redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(format!("{UNNAMED}*"))
+                .arg("COUNT")
+                .arg(1_000)
+                .query_async(&mut connection)
+                .await;
+            let Ok((next, names)) = scanned else { return };
+            for name in names {
+                let subject = &name[UNNAMED.len()..];
+                let renamed: Result<bool, _> =
+                    ::redis::cmd("RENAMENX").arg(&name).arg(self.key(subject)).query_async(&mut connection).await;
+                adopted += usize::from(renamed.unwrap_or(false));
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        let _: Result<bool, _> =
+            ::redis::cmd("RENAMENX").arg("petstore:bans").arg(self.bans()).query_async(&mut connection).await;
+        if adopted > 0 {
+            tracing::info!(adopted, "took the rate-limit counters of the previous release as this store's");
+        }
     }
 
     /// Whether the last use of Redis worked (the counters are in Redis).
@@ -125,8 +178,8 @@ impl Counters {
         let mut connection = self.connection.clone();
         let answer: Result<Vec<i64>, _> = self
             .script
-            .key(key(subject))
-            .key(BANS)
+            .key(self.key(subject))
+            .key(self.bans())
             .arg(now)
             .arg(limits.per_minute)
             .arg(limits.per_day)
@@ -163,7 +216,7 @@ impl Counters {
         }
         let mut connection = self.connection.clone();
         let fields: Result<Vec<Option<i64>>, _> = ::redis::cmd("HMGET")
-            .arg(key(subject))
+            .arg(self.key(subject))
             .arg(&["ms", "mc", "ds", "dc", "r", "ru", "bu"])
             .query_async(&mut connection)
             .await;
@@ -185,11 +238,11 @@ impl Counters {
         let mut connection = self.connection.clone();
         let counted: Result<(i64, usize), _> = ::redis::pipe()
             .cmd("ZREMRANGEBYSCORE")
-            .arg(BANS)
+            .arg(self.bans())
             .arg("-inf")
             .arg(now)
             .cmd("ZCARD")
-            .arg(BANS)
+            .arg(self.bans())
             .query_async(&mut connection)
             .await;
         match counted {
@@ -225,11 +278,6 @@ impl Counters {
     }
 }
 
-/// The hash holding a subject's counters.
-fn key(subject: &str) -> String {
-    format!("petstore:limits:{subject}")
-}
-
 fn usage(counters: &[i64]) -> Usage {
     let [minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until] =
         <[i64; 7]>::try_from(counters).unwrap_or_default();
@@ -243,13 +291,50 @@ const _: () = assert!(DAY == 86_400);
 mod tests {
     use super::*;
 
+    /// Counters a release before the namespace left are taken as this store's once; a
+    /// subject this store already counts is left as it is.
+    #[tokio::test]
+    async fn the_previous_release_s_counters_are_adopted_once() {
+        let url = std::env::var("PETSTORE_TEST_REDIS")
+            .unwrap_or_else(|_| panic!("PETSTORE_TEST_REDIS is not set: run through scripts/with-databases.sh"));
+        let store = format!("adopt-{}", std::process::id());
+        let redis = Counters::open(&url, &store).unwrap();
+        let mut connection = redis.connection.clone();
+        let (old, counted) = (format!("old-{store}"), format!("counted-{store}"));
+        for (name, count) in [(format!("petstore:limits:{old}"), 7), (format!("petstore:limits:{counted}"), 9)] {
+            let _: () = ::redis::cmd("HSET")
+                .arg(&name)
+                .arg("ds")
+                .arg(86_400)
+                .arg("dc")
+                .arg(count)
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+        }
+        let _: () = ::redis::cmd("HSET")
+            .arg(redis.key(&counted))
+            .arg("ds")
+            .arg(86_400)
+            .arg("dc")
+            .arg(2)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        redis.clone().adopt_unnamed().await;
+        assert_eq!(redis.read(&old).await.unwrap().day_count, 7, "adopted");
+        assert_eq!(redis.read(&counted).await.unwrap().day_count, 2, "its own count stays");
+        let other = Counters::open(&url, "another-store").unwrap();
+        assert_eq!(other.read(&old).await.unwrap().day_count, 0, "another store's names are apart");
+    }
+
     /// The Lua rule and the Rust rule ([`Usage::step`]) decide alike and leave the same
     /// counters (a real Redis: the test run's, `PETSTORE_TEST_REDIS`).
     #[tokio::test]
     async fn the_lua_rule_is_the_rust_rule() {
         let url = std::env::var("PETSTORE_TEST_REDIS")
             .unwrap_or_else(|_| panic!("PETSTORE_TEST_REDIS is not set: run through scripts/with-databases.sh"));
-        let redis = Counters::open(&url).unwrap();
+        let redis = Counters::open(&url, "lua-rule-test").unwrap();
         // From the real time on: Redis expires the counters by it.
         let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
         super::super::assert_transcribes_the_rule(real as i64, |subject, now, limits, bans, count| {
