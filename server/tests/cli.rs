@@ -218,6 +218,31 @@ fn a_database_url_it_cannot_serve_is_refused_at_once() {
     assert!(left.is_empty(), "nothing is created: {left:?}");
 }
 
+#[test]
+fn a_database_password_is_never_printed() {
+    for url in [
+        "postgres://shop:hunter2@127.0.0.1:1/store",
+        "postgres://shop@127.0.0.1:1/store?sslmode=disable&password=hunter2",
+        "postgres://shop@127.0.0.1:1/store?%70assword=hunter2",
+    ] {
+        let (ok, _, stderr) = run(url, &["keys", "list"]);
+        assert!(!ok, "nothing answers on port 1");
+        assert!(stderr.contains("opening the database") && stderr.contains("***"), "{stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_new_sqlite_store_is_the_owner_s_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data").join("private.db");
+    let (ok, _, stderr) = run(&format!("sqlite://{}", path.display()), &["keys", "list"]);
+    assert!(ok, "{stderr}");
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+}
+
 /// `server migrate-data`, as an operator moving up from SQLite types it: the key made
 /// on SQLite works on PostgreSQL afterwards (every subcommand migrates the database it
 /// opens, so `keys` works on the new one at once), and a second run, a missing source

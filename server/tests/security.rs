@@ -419,6 +419,365 @@ async fn answers_with_a_secret_are_not_stored() {
     assert_eq!(signed_up.header("cache-control"), Some("no-store"));
 }
 
+// The second audit: the surfaces added since (streams, the flash, slow clients,
+// uploads, proxies). The live binary's share is in `security_live.rs`.
+
+/// Opens `GET /api/v1/events` from 127.0.0.1 with these headers.
+async fn open_events(app: &TestApp, headers: &[(&str, &str)]) -> axum::response::Response {
+    open_from(app, "/api/v1/events", "127.0.0.1", headers).await
+}
+
+/// Opens a stream at `path` from `ip` with these headers.
+async fn open_from(app: &TestApp, path: &str, ip: &str, headers: &[(&str, &str)]) -> axum::response::Response {
+    use tower::ServiceExt;
+    let mut request = Request::get(path);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    app.router.clone().oneshot(from(ip, request.body(Body::empty()).unwrap())).await.unwrap()
+}
+
+/// What a stream sends until it ends (`true`) or `within` passes (`false`).
+async fn until_it_ends(body: &mut Body, within: std::time::Duration) -> (bool, String) {
+    use http_body_util::BodyExt;
+    let deadline = tokio::time::Instant::now() + within;
+    let mut text = String::new();
+    loop {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    text.push_str(&String::from_utf8_lossy(&data));
+                }
+            }
+            Ok(_) => return (true, text),
+            Err(_) => return (false, text),
+        }
+    }
+}
+
+/// The stream's first frame (the id it starts after), read so that it is open.
+async fn opened(response: axum::response::Response) -> Body {
+    use http_body_util::BodyExt;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame()).await;
+    assert!(frame.expect("the opening frame").is_some());
+    body
+}
+
+/// Room for a loaded machine around the promise of a second.
+const WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
+#[tokio::test]
+async fn a_revoked_keys_stream_ends_and_sends_nothing_more() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    // Revoked through the API: a customer key's stream.
+    let (customer_id, customer) = app.key(Role::Customer, Plan::Pro, None).await;
+    let mut stream = opened(open_events(&app, &[("x-api-key", &customer)]).await).await;
+    assert_eq!(app.delete(&format!("/api/v1/keys/{customer_id}")).await.status, StatusCode::OK);
+    app.pet("Rex", dogs, None).await;
+    let (ended, text) = until_it_ends(&mut stream, WITHIN).await;
+    assert!(ended, "the stream is still open: {text}");
+    assert!(!text.contains("pet.created"), "{text}");
+
+    // Revoked through the console: an admin key's stream, which saw every order.
+    let (staff_id, staff) = app.key(Role::Admin, Plan::Pro, None).await;
+    let (_, console) = app.session(Role::Admin).await;
+    let mut stream = opened(open_events(&app, &[("authorization", &format!("Bearer {staff}"))]).await).await;
+    let revoked = app.call_fn(Some(&console), "staff_revoke_key", &format!("id={staff_id}")).await;
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text);
+    app.pet("Bella", dogs, None).await;
+    let (ended, text) = until_it_ends(&mut stream, WITHIN).await;
+    assert!(ended && !text.contains("pet.created"), "{ended}: {text}");
+
+    // Revoked behind the process's back (another server, `server keys revoke`): seen
+    // within the second the authenticator believes a key.
+    let (other_id, other) = app.key(Role::Customer, Plan::Pro, None).await;
+    let mut stream = opened(open_events(&app, &[("x-api-key", &other)]).await).await;
+    app::on_pool!(app.db, |pool| sqlx::query("UPDATE api_keys SET revoked_at = 1 WHERE id = $1")
+        .bind(other_id)
+        .execute(pool)
+        .await
+        .map(|_| ()))
+    .unwrap();
+    let (ended, text) = until_it_ends(&mut stream, WITHIN).await;
+    assert!(ended, "the stream is still open: {text}");
+
+    // A browser session's stream (the docs page's): signing out ends it.
+    let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
+    let cookie = session_cookie(&app.call_fn(None, "sign_in", &format!("key={key}")).await);
+    let same_origin = [("cookie", cookie.as_str()), ("sec-fetch-site", "same-origin")];
+    let mut stream = opened(open_events(&app, &same_origin).await).await;
+    assert_eq!(app.call_fn(Some(&cookie), "sign_out", "").await.status, StatusCode::OK);
+    app.pet("Max", dogs, None).await;
+    let (ended, text) = until_it_ends(&mut stream, WITHIN).await;
+    assert!(ended && !text.contains("pet.created"), "{ended}: {text}");
+
+    // A key that still works keeps its stream.
+    let (_, kept) = app.key(Role::Customer, Plan::Pro, None).await;
+    let mut stream = opened(open_events(&app, &[("x-api-key", &kept)]).await).await;
+    app.pet("Luna", dogs, None).await;
+    let (ended, text) = until_it_ends(&mut stream, std::time::Duration::from_secs(1)).await;
+    assert!(!ended && text.contains("pet.created"), "{ended}: {text}");
+}
+
+/// Every cookie an answer sets, with a flash's value decoded: none may hold a secret.
+#[track_caller]
+fn no_secret_in_cookies(reply: &Reply, secrets: &[&str]) {
+    for cookie in reply.headers.get_all(header::SET_COOKIE).iter().filter_map(|value| value.to_str().ok()) {
+        let value = cookie.split(';').next().unwrap().split_once('=').map_or("", |(_, value)| value);
+        let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(value).unwrap_or_default();
+        let decoded = String::from_utf8_lossy(&decoded);
+        for secret in secrets {
+            assert!(!cookie.contains(secret) && !decoded.contains(secret), "{cookie} holds {secret}: {decoded}");
+        }
+    }
+}
+
+/// A server function called as a plain HTML form is (no JavaScript), from `page`.
+fn plain_form(endpoint: &str, page: &str, cookie: Option<&str>, form: &str) -> Request<Body> {
+    let mut request = Request::post(format!("/_app/{endpoint}"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, format!("http://shop.test{page}"));
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    request.body(Body::from(form.to_owned())).unwrap()
+}
+
+#[tokio::test]
+async fn no_secret_leaves_in_a_cookie() {
+    let app = TestApp::new().await;
+    // Signing in, with and without JavaScript, right or wrong: the typed key is in no
+    // cookie (the session's is a token of its own).
+    let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
+    let with_js = app.call_fn(None, "sign_in", &format!("key={key}&next=/orders")).await;
+    no_secret_in_cookies(&with_js, &[key.as_str()]);
+    session_cookie(&with_js);
+    for typed in [key.clone(), "psk_0000000000_wrongwrongwrong".to_owned()] {
+        let plain = app.send(plain_form("sign_in", "/sign-in", None, &format!("key={typed}"))).await;
+        assert_eq!(plain.status, StatusCode::SEE_OTHER);
+        no_secret_in_cookies(&plain, &[typed.as_str()]);
+    }
+
+    // A new key in the console: with JavaScript the answer is the key itself, with no
+    // redirect and no flash; without, the keys page drawn with it. Both `no-store`.
+    let (_, console) = app.session(Role::Admin).await;
+    let made = app.call_fn(Some(&console), "staff_create_key", "name=partner&role=customer&plan=pro").await;
+    let secret = made.body["key"].as_str().expect("the key in the answer").to_owned();
+    assert_eq!(made.header("cache-control"), Some("no-store"));
+    assert!(made.header("location").is_none() && made.header("serverfnredirect").is_none(), "{:?}", made.headers);
+    assert!(made.header("set-cookie").is_none(), "no flash: {:?}", made.headers);
+    let plain = app
+        .send(plain_form("staff_create_key", "/admin/keys", Some(&console), "name=partner2&role=customer&plan=pro"))
+        .await;
+    assert_eq!(plain.status, StatusCode::OK, "{}", plain.text);
+    assert_eq!(plain.header("cache-control"), Some("no-store"));
+    let shown = plain.text.split("id=\"new-key\">").nth(1).and_then(|rest| rest.split('<').next()).unwrap_or("");
+    assert!(shown.starts_with("psk_") && shown != secret, "the new key on the page: {}", plain.text);
+    assert!(plain.text.contains("partner2"), "the page is drawn after the change");
+    no_secret_in_cookies(&plain, &[shown, secret.as_str()]);
+
+    // A webhook's signing secret, registered and rotated, likewise.
+    let app = TestApp::with_config(Config { webhooks_allow_private: true, ..Config::default() }).await;
+    let (_, console) = app.session(Role::Admin).await;
+    let url = "url=http%3A%2F%2F127.0.0.1%3A9%2Fhook&events%5B%5D=*";
+    let made = app.call_fn(Some(&console), "staff_save_webhook", url).await;
+    let secret = made.body["secret"].as_str().expect("the secret in the answer").to_owned();
+    assert!(made.header("location").is_none() && made.header("set-cookie").is_none(), "{:?}", made.headers);
+    let plain = app.send(plain_form("staff_save_webhook", "/admin/webhooks", Some(&console), url)).await;
+    assert_eq!((plain.status, plain.header("cache-control")), (StatusCode::OK, Some("no-store")), "{}", plain.text);
+    assert!(plain.text.contains("id=\"webhook-secret\">whsec_"), "{}", plain.text);
+    no_secret_in_cookies(&plain, &["whsec_", secret.as_str()]);
+    let id = made.body["id"].as_i64().unwrap();
+    let rotate = format!("id={id}&action=rotate");
+    let rotated = app.send(plain_form("staff_webhook_action", "/admin/webhooks", Some(&console), &rotate)).await;
+    assert_eq!(rotated.status, StatusCode::OK, "{}", rotated.text);
+    assert!(rotated.text.contains("id=\"webhook-secret\">whsec_"), "{}", rotated.text);
+    no_secret_in_cookies(&rotated, &["whsec_"]);
+
+    // Signing up without JavaScript: the sign-up page, drawn with the key and signed in.
+    let signed_up = app.send(plain_form("sign_up", "/sign-up", None, "name=no-js")).await;
+    assert_eq!((signed_up.status, signed_up.header("cache-control")), (StatusCode::OK, Some("no-store")));
+    assert!(signed_up.text.contains("id=\"new-key\">psk_"), "{}", signed_up.text);
+    no_secret_in_cookies(&signed_up, &["psk_"]);
+    let cookie = session_cookie(&signed_up);
+    let orders = app.send(Request::get("/orders").header(header::COOKIE, &cookie).body(Body::empty()).unwrap()).await;
+    assert!(orders.text.contains("My orders"), "signed in with the new key");
+}
+
+#[tokio::test]
+async fn an_error_in_the_address_is_not_shown_however_it_is_encoded() {
+    let app = TestApp::new().await;
+    let forged = json!({"code": "rate_limited", "message": "your key has expired: renew it at https://evil.example/renew", "status": 429});
+    let encoded = base64::engine::general_purpose::URL_SAFE.encode(forged.to_string());
+    for query in [
+        format!("%5F%5Fpath=%2F_app%2Fsign_in&%5F%5Ferr={encoded}"),
+        format!("%5f_path=/_app/sign_in&_%5ferr={encoded}"),
+        format!("__pat%68=/_app/sign_in&__e%72r={encoded}"),
+    ] {
+        let page = app.send(Request::get(format!("/sign-in?{query}")).body(Body::empty()).unwrap()).await;
+        assert_eq!(page.status, StatusCode::OK, "{query}");
+        assert!(!page.text.contains("evil.example"), "{query}: {}", page.text);
+    }
+}
+
+#[tokio::test]
+async fn failed_sign_ins_leave_the_address_its_public_reads_and_sign_ups() {
+    let app = TestApp::new().await;
+    let mut last = None;
+    for n in 0..75 {
+        let reply = app.call_fn(None, "sign_in", &format!("key=psk_0000000000_wrong{n}")).await;
+        last = reply.body["code"].as_str().map(str::to_owned);
+    }
+    assert_eq!(last.as_deref(), Some("temporarily_banned"), "guessing is throttled, then banned");
+    // An empty key counts as a failed attempt too (banned now).
+    app.call_fn(None, "sign_in", "key=").await.assert_error(429, "temporarily_banned");
+    assert_eq!(app.request_as(None, Method::GET, "/api/v1/openapi.json", None).await.status, StatusCode::OK);
+    assert_eq!(app.request_as(None, Method::POST, "/api/v1/keys", None).await.status, StatusCode::CREATED);
+    assert_eq!(app.call_fn(None, "sign_up", "").await.status, StatusCode::OK);
+    // A right key is the key's own request: it signs in.
+    let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
+    assert_eq!(app.call_fn(None, "sign_in", &format!("key={key}")).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn one_network_cannot_take_every_live_stream() {
+    let app = TestApp::new().await;
+    // One /48 (a cheap server's allocation): sixteen streams a /64, sixty-four a /56,
+    // two hundred and fifty-six in all.
+    let mut crowd = Vec::new();
+    for block in 0..4 {
+        for net in 0..4 {
+            for host in 0..16 {
+                let ip = format!("2001:db8:7:{block:x}{net:02x}::{host:x}");
+                let response = open_from(&app, "/live", &ip, &[]).await;
+                assert_eq!(response.status(), StatusCode::OK, "{ip}");
+                crowd.push(response);
+            }
+        }
+    }
+    // Its /64s, /56s and the /48 itself are full.
+    for ip in ["2001:db8:7:0::ff", "2001:db8:7:3::1", "2001:db8:7:400::1"] {
+        let refused = open_from(&app, "/live", ip, &[]).await;
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS, "{ip}");
+    }
+    assert_eq!(open_from(&app, "/live", "2001:db8:8::1", &[]).await.status(), StatusCode::OK, "another /48");
+    assert_eq!(open_from(&app, "/live", "198.51.100.7", &[]).await.status(), StatusCode::OK);
+
+    // The whole budget, taken by eight /48s (the first holding most): a visitor from a
+    // ninth still gets a stream, and the oldest stream of the network holding most
+    // gives way (it ends).
+    for network in 9..17 {
+        for n in 0..255 {
+            if state_count(&app) == 2_000 {
+                break;
+            }
+            let ip = format!("2001:db8:{network:x}:{:x}{:02x}::{:x}", n / 64, n / 16 % 4, n % 16);
+            let response = open_from(&app, "/live", &ip, &[]).await;
+            assert_eq!(response.status(), StatusCode::OK, "{ip}");
+            crowd.push(response);
+        }
+    }
+    assert_eq!(state_count(&app), 2_000);
+    let newcomer = open_from(&app, "/live", "203.0.113.9", &[]).await;
+    assert_eq!(newcomer.status(), StatusCode::OK);
+    let mut oldest = crowd.remove(0).into_body();
+    let (ended, _) = until_it_ends(&mut oldest, WITHIN).await;
+    assert!(ended, "the oldest stream of the largest network ended");
+
+    // The API's streams are bounded per address too, whatever the keys.
+    let mut open = Vec::new();
+    for _ in 0..16 {
+        let (_, key) = app.key(Role::Customer, Plan::Free, None).await;
+        let response = open_from(&app, "/api/v1/events", "192.0.2.44", &[("x-api-key", &key)]).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        open.push(response);
+    }
+    let (_, key) = app.key(Role::Customer, Plan::Free, None).await;
+    let refused = open_from(&app, "/api/v1/events", "192.0.2.44", &[("x-api-key", &key)]).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// Streams of the storefront open now.
+fn state_count(app: &TestApp) -> usize {
+    app.state.live_streams.taken()
+}
+
+#[tokio::test]
+async fn resuming_from_before_the_first_event_replays_a_day_at_most() {
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let old = app.pet("Old", dogs, None).await;
+    // Its events are three days old now.
+    let three_days_ago = app::services::events::now_ms() - 3 * 24 * 3_600_000;
+    app::on_pool!(app.db, |pool| sqlx::query("UPDATE events SET created_at = $1")
+        .bind(three_days_ago)
+        .execute(pool)
+        .await
+        .map(|_| ()))
+    .unwrap();
+    let recent = app.pet("Recent", dogs, None).await;
+    let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
+    let first = app::services::events::BEFORE_THE_FIRST;
+    let response = open_events(&app, &[("x-api-key", &key), ("last-event-id", first)]).await;
+    let mut body = response.into_body();
+    let (_, text) = until_it_ends(&mut body, std::time::Duration::from_secs(1)).await;
+    assert!(text.contains(&format!("\"id\":{recent},")), "the day's events: {text}");
+    assert!(!text.contains(&format!("\"id\":{old},")), "none older than a day: {text}");
+}
+
+#[tokio::test]
+async fn a_client_s_bytes_in_x_forwarded_for_spoil_only_its_own_hops() {
+    let proxies = vec!["10.0.0.0/8".parse().unwrap()];
+    let app = TestApp::with_config(Config { trusted_proxies: proxies, ..Config::default() }).await;
+    let forwarded = |value: &[u8]| {
+        let request = Request::get("/api/v1/openapi.json")
+            .header("x-forwarded-for", axum::http::HeaderValue::from_bytes(value).unwrap())
+            .body(Body::empty())
+            .unwrap();
+        from("10.0.0.7", request)
+    };
+    // Not ASCII at the client's end: still counted as the client our proxy named.
+    let reply = app.send(forwarded(b"\xff\xfe 6.6.6.6, 203.0.113.9")).await;
+    assert_eq!(reply.header("x-ratelimit-remaining"), Some("59"));
+    let reply = app.send(forwarded(b"203.0.113.9")).await;
+    assert_eq!(reply.header("x-ratelimit-remaining"), Some("58"), "one client, 203.0.113.9");
+    // The proxy itself was never counted (a banned client could not pass as it).
+    let reply = app.send(from("10.0.0.7", Request::get("/api/v1/openapi.json").body(Body::empty()).unwrap())).await;
+    assert_eq!(reply.header("x-ratelimit-remaining"), Some("59"), "the proxy's own count is untouched");
+}
+
+#[tokio::test]
+async fn webhooks_cannot_reach_local_nat64_or_translated_loopback() {
+    let app = TestApp::new().await;
+    for url in ["http://[64:ff9b:1::a00:1]/hook", "http://[::ffff:0:7f00:1]/hook", "http://[::ffff:0:a9fe:a9fe]/"] {
+        let reply = app.post("/api/v1/webhooks", json!({ "url": url, "events": ["*"] })).await;
+        reply.assert_error(422, "invalid_webhook_url");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_delivery_does_not_repeat_its_url() {
+    let app = TestApp::with_config(Config { webhooks_allow_private: true, ..Config::default() }).await;
+    // Nothing listens on port 9 of loopback: the connection is refused.
+    let hook = app
+        .post("/api/v1/webhooks", json!({ "url": "http://127.0.0.1:9/hooks/T0KEN-in-the-path", "events": ["*"] }))
+        .await;
+    let id = hook.body["id"].as_i64().unwrap();
+    app.post(&format!("/api/v1/webhooks/{id}/test"), json!({})).await;
+    let error = common::eventually(async || {
+        let log = app.get(&format!("/api/v1/webhooks/{id}/deliveries")).await;
+        let failed = log.body.as_array().and_then(|list| list.iter().find_map(|attempt| attempt["error"].as_str()));
+        failed.map(str::to_owned).ok_or(log.text)
+    })
+    .await;
+    assert!(error.starts_with("could not connect"), "{error}");
+    assert!(!error.contains("T0KEN"), "{error}");
+}
+
 // The probes that held, kept.
 
 #[tokio::test]
