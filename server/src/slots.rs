@@ -134,6 +134,19 @@ impl Slots {
         }
     }
 
+    /// Takes every place back (the server is shutting down): each holder is told.
+    pub fn take_back_all(&self) {
+        let mut state = self.state();
+        let numbers: Vec<u64> = state.taken.keys().copied().collect();
+        for number in numbers {
+            if let Some(mut freed) = state.free(number)
+                && let Some(give_way) = freed.give_way.take()
+            {
+                let _ = give_way.send(());
+            }
+        }
+    }
+
     /// Places taken now, in all.
     pub fn taken(&self) -> usize {
         self.state().taken.len()
@@ -259,5 +272,16 @@ mod tests {
         assert_eq!(slots.take(ip("2001:db8:1:9::1"), None).err(), Some(Refusal::InAll), "the crowd's own");
         drop((newcomer, more, crowd, others));
         assert_eq!(slots.taken(), 0);
+    }
+
+    #[test]
+    fn at_shutdown_every_place_is_taken_back() {
+        let slots = Slots::new(SMALL);
+        let mut held = [slots.take(ip("192.0.2.1"), None).unwrap(), slots.take(None, Some(3)).unwrap()];
+        slots.take_back_all();
+        assert_eq!(slots.taken(), 0);
+        for slot in &mut held {
+            assert!(futures_util::FutureExt::now_or_never(slot.taken_back()).is_some());
+        }
     }
 }

@@ -274,12 +274,20 @@ async fn an_error_in_the_address_is_not_shown() {
     let app = TestApp::new().await;
     let forged = json!({"code": "invalid_api_key", "message": "Your key has expired, renew it at https://evil.example", "status": 401});
     let encoded = base64::engine::general_purpose::URL_SAFE.encode(forged.to_string());
+    // However the names are written (Leptos decodes them), and whatever status the
+    // forged object claims (429 was answered for a percent-encoded one).
+    let claiming_429 =
+        json!({"code": "rate_limited", "message": "renew it at https://evil.example/renew", "status": 429});
+    let claiming_429 = base64::engine::general_purpose::URL_SAFE.encode(claiming_429.to_string());
     for path in [
         format!("/sign-in?__path=/_app/sign_in&__err={encoded}"),
         format!("/sign-up?__path=/_app/sign_up&__err={encoded}"),
+        format!("/sign-in?%5F%5Fpath=%2F_app%2Fsign_in&%5F%5Ferr={claiming_429}"),
+        format!("/sign-in?%5f_path=/_app/sign_in&_%5ferr={claiming_429}"),
+        format!("/sign-in?__pat%68=/_app/sign_in&__e%72r={claiming_429}"),
     ] {
         let page = app.send(Request::get(path.as_str()).body(Body::empty()).unwrap()).await;
-        assert_eq!(page.status, StatusCode::OK);
+        assert_eq!(page.status, StatusCode::OK, "{path}");
         assert!(!page.text.contains("evil.example"), "{path}: {}", page.text);
     }
     // A form sent without JavaScript gets its outcome back as the store words it.
@@ -465,6 +473,12 @@ async fn opened(response: axum::response::Response) -> Body {
     body
 }
 
+/// A statement with one number, run on the pool behind the services (as another
+/// process over the same database would write).
+async fn behind_the_services(app: &TestApp, sql: &'static str, value: i64) {
+    app::on_pool!(app.db, |pool| sqlx::query(sql).bind(value).execute(pool).await.map(|_| ())).unwrap();
+}
+
 /// Room for a loaded machine around the promise of a second.
 const WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -495,12 +509,7 @@ async fn a_revoked_keys_stream_ends_and_sends_nothing_more() {
     // within the second the authenticator believes a key.
     let (other_id, other) = app.key(Role::Customer, Plan::Pro, None).await;
     let mut stream = opened(open_events(&app, &[("x-api-key", &other)]).await).await;
-    app::on_pool!(app.db, |pool| sqlx::query("UPDATE api_keys SET revoked_at = 1 WHERE id = $1")
-        .bind(other_id)
-        .execute(pool)
-        .await
-        .map(|_| ()))
-    .unwrap();
+    behind_the_services(&app, "UPDATE api_keys SET revoked_at = 1 WHERE id = $1", other_id).await;
     let (ended, text) = until_it_ends(&mut stream, WITHIN).await;
     assert!(ended, "the stream is still open: {text}");
 
@@ -609,22 +618,6 @@ async fn no_secret_leaves_in_a_cookie() {
 }
 
 #[tokio::test]
-async fn an_error_in_the_address_is_not_shown_however_it_is_encoded() {
-    let app = TestApp::new().await;
-    let forged = json!({"code": "rate_limited", "message": "your key has expired: renew it at https://evil.example/renew", "status": 429});
-    let encoded = base64::engine::general_purpose::URL_SAFE.encode(forged.to_string());
-    for query in [
-        format!("%5F%5Fpath=%2F_app%2Fsign_in&%5F%5Ferr={encoded}"),
-        format!("%5f_path=/_app/sign_in&_%5ferr={encoded}"),
-        format!("__pat%68=/_app/sign_in&__e%72r={encoded}"),
-    ] {
-        let page = app.send(Request::get(format!("/sign-in?{query}")).body(Body::empty()).unwrap()).await;
-        assert_eq!(page.status, StatusCode::OK, "{query}");
-        assert!(!page.text.contains("evil.example"), "{query}: {}", page.text);
-    }
-}
-
-#[tokio::test]
 async fn failed_sign_ins_leave_the_address_its_public_reads_and_sign_ups() {
     let app = TestApp::new().await;
     let mut last = None;
@@ -713,12 +706,7 @@ async fn resuming_from_before_the_first_event_replays_a_day_at_most() {
     let old = app.pet("Old", dogs, None).await;
     // Its events are three days old now.
     let three_days_ago = app::services::events::now_ms() - 3 * 24 * 3_600_000;
-    app::on_pool!(app.db, |pool| sqlx::query("UPDATE events SET created_at = $1")
-        .bind(three_days_ago)
-        .execute(pool)
-        .await
-        .map(|_| ()))
-    .unwrap();
+    behind_the_services(&app, "UPDATE events SET created_at = $1", three_days_ago).await;
     let recent = app.pet("Recent", dogs, None).await;
     let (_, key) = app.key(Role::Customer, Plan::Pro, None).await;
     let first = app::services::events::BEFORE_THE_FIRST;
