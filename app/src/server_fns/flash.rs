@@ -35,20 +35,13 @@ pub struct Flash {
 /// The flash is a cookie, which the browser stores.
 const SECRET_FIELDS: &[&str] = &["key"];
 
-/// The fields that say which record a form was about.
-const RECORD_FIELDS: &[&str] = &["id", "pet_id"];
-
 impl Flash {
-    /// The flash of a form sent to the function at `path` (`/_app/…`): after a refusal
-    /// what was typed, to fill the form in again, but never a secret; after a success
-    /// only which record it was about. (An answer that carries a secret never becomes a
-    /// flash: `server::ops::forms` shows it in its own answer.)
+    /// The flash of a form sent to the function at `path` (`/_app/…`): its fields as
+    /// sent (which record it was about, what it asked for, and after a refusal what to
+    /// fill in again), but never a secret. (An answer that carries a secret never
+    /// becomes a flash: `server::ops::forms` shows it in its own answer.)
     pub fn new(path: String, outcome: Result<String, AppError>, mut values: Vec<(String, String)>) -> Flash {
-        let keep = |field: &str| match outcome {
-            Ok(_) => RECORD_FIELDS.contains(&field),
-            Err(_) => !SECRET_FIELDS.contains(&field),
-        };
-        values.retain(|(field, _)| keep(field));
+        values.retain(|(field, _)| !SECRET_FIELDS.contains(&field.as_str()));
         Flash { path, outcome, values }
     }
 
@@ -158,7 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn a_flash_keeps_no_secret_and_after_a_success_only_its_record() {
+    fn a_flash_keeps_no_secret() {
         let typed = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let refused = Flash::new(
             "/_app/sign_in".into(),
@@ -167,8 +160,12 @@ mod tests {
         );
         assert_eq!(refused.values, typed(&[("next", "/orders")]));
         assert!(!String::from_utf8_lossy(&base64_of(&refused)).contains("psk_"), "the cookie holds no key");
-        let saved = Flash::new("/_app/staff_save_pet".into(), Ok("{}".into()), typed(&[("id", "3"), ("name", "Rex")]));
-        assert_eq!(saved.values, typed(&[("id", "3")]), "what was saved is not typed again");
+        let signed_in = Flash::new("/_app/sign_in".into(), Ok("null".into()), typed(&[("key", "psk_abc_secret")]));
+        assert!(signed_in.values.is_empty());
+        // Other fields stay: which record, which action (a note says what was done by
+        // them), what to fill in again.
+        let tested = typed(&[("id", "3"), ("action", "test")]);
+        assert_eq!(Flash::new("/_app/staff_webhook_action".into(), Ok("{}".into()), tested.clone()).values, tested);
         let refused = Flash::new(
             "/_app/staff_save_pet".into(),
             Err(AppError::new(ErrorCode::DuplicateName, "taken")),
