@@ -215,30 +215,6 @@ impl AppError {
 }
 
 #[cfg(feature = "ssr")]
-impl From<sqlx::Error> for AppError {
-    fn from(err: sqlx::Error) -> AppError {
-        use crate::db::Failure;
-        // A fault is counted and logged once when it starts and once when it ends
-        // (`db::health`), not once a request.
-        let error = match Failure::of(&err) {
-            // A writer that waited its whole busy timeout (another process holds the
-            // lock, or the store is overloaded): the client may retry; nothing was written.
-            Some(Failure::Busy) => AppError::busy(),
-            // Nothing was written (the transaction is rolled back); writes work again once
-            // there is space, reads meanwhile.
-            Some(Failure::Full) => {
-                AppError::new(ErrorCode::InsufficientStorage, "the store's disk is full; nothing was changed")
-            }
-            // A read-only volume or an I/O error: likewise, until the volume works again.
-            Some(Failure::Storage) => AppError::unavailable("the store's storage is failing; nothing was changed"),
-            None if matches!(err, sqlx::Error::PoolTimedOut) => AppError::busy(),
-            None => return AppError::internal("database error", err),
-        };
-        AppError { cause: Some(Arc::new(err)), ..error }
-    }
-}
-
-#[cfg(feature = "ssr")]
 impl AppError {
     /// `Retry-After` for an answer carrying this error, in whole seconds (at least 1),
     /// when a retry has a time (the API's answers and the pages' alike).

@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod model;
+pub mod paths;
 pub mod reference;
 pub mod server_fns;
 pub mod ui;

@@ -961,3 +961,9 @@ pub struct Delivery {
     #[cfg_attr(feature = "ssr", schema(format = DateTime))]
     pub next_attempt_at: Option<String>,
 }
+
+/// The case-folded form of a name, for case-insensitive comparison (category names are
+/// unique so, and searches match so).
+pub fn fold(text: &str) -> String {
+    text.to_lowercase()
+}

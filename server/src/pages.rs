@@ -1,5 +1,5 @@
 //! What anonymous visitors are sent: a page rendered for one is kept and sent to the
-//! next, under the same rules as the catalog's read caches (`app::services::cache`):
+//! next, under the same rules as the catalog's read caches (`app::db::cache`):
 //! while no write of this process has committed since it was rendered, nor a change to
 //! the catalog by another process been seen (`Db::watch_catalog`). A page is found by
 //! its path and the query parameters it reads (`app::ui::query_parameters`), in moka's

@@ -7,6 +7,7 @@ use sqlx::error::BoxDynError;
 use sqlx::{Database, Decode, Encode, Type};
 
 use super::{postgres, sqlite};
+use crate::error::{AppError, ErrorCode};
 use crate::model::{PetStatus, Plan, Role};
 
 /// Which engine a store is on, from its URL's scheme.
@@ -245,3 +246,27 @@ macro_rules! stored_as_text {
 }
 
 stored_as_text!(PetStatus, Role, Plan);
+
+/// A database error as the client is told it: where the store lives, its failures are
+/// known (the error type below knows nothing of the database).
+impl From<sqlx::Error> for AppError {
+    fn from(err: sqlx::Error) -> AppError {
+        // A fault is counted and logged once when it starts and once when it ends
+        // (`db::health`), not once a request.
+        let error = match Failure::of(&err) {
+            // A writer that waited its whole busy timeout (another process holds the
+            // lock, or the store is overloaded): the client may retry; nothing was written.
+            Some(Failure::Busy) => AppError::busy(),
+            // Nothing was written (the transaction is rolled back); writes work again once
+            // there is space, reads meanwhile.
+            Some(Failure::Full) => {
+                AppError::new(ErrorCode::InsufficientStorage, "the store's disk is full; nothing was changed")
+            }
+            // A read-only volume or an I/O error: likewise, until the volume works again.
+            Some(Failure::Storage) => AppError::unavailable("the store's storage is failing; nothing was changed"),
+            None if matches!(err, sqlx::Error::PoolTimedOut) => AppError::busy(),
+            None => return AppError::internal("database error", err),
+        };
+        AppError { cause: Some(std::sync::Arc::new(err)), ..error }
+    }
+}

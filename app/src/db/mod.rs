@@ -10,10 +10,12 @@
 //! writers (`queue`), keeps the generation the read caches compare and tells whether
 //! writes work (`health`).
 
+pub(crate) mod cache;
 pub mod copy;
 mod engine;
 mod health;
 pub(crate) mod outbox;
+pub mod paging;
 pub(crate) mod postgres;
 mod queue;
 pub(crate) mod sql;
@@ -25,7 +27,7 @@ pub(crate) use engine::{on_conn, on_pool};
 pub use health::PROBE_EVERY;
 pub use queue::Work;
 
-use crate::services::cache::Caches;
+use cache::Caches;
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,7 +113,7 @@ impl Db {
         }
     }
 
-    /// The catalog's read caches (`services::cache`).
+    /// The catalog's read caches (`cache`).
     pub(crate) fn caches(&self) -> &Caches {
         &self.0.caches
     }

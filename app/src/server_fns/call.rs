@@ -74,7 +74,7 @@ impl Call {
         let credentials = token.as_deref().map_or(Credentials::Nothing, Credentials::Session);
         let admitted = services.access.admit(credentials, client, counting).await.map_err(|refused| refused.error)?;
         let caller = admitted.caller?;
-        let page = crate::ui::referring_page(&parts.headers).map(str::to_owned);
+        let page = crate::paths::referring_page(&parts.headers).map(str::to_owned);
         Ok(Call { token: token.filter(|_| caller.is_some()), caller, client, services, page, response })
     }
 

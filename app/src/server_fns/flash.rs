@@ -142,13 +142,6 @@ impl FlashCookie {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
-    use crate::server_fns::{DeleteCategory, PlaceOrder, SaveCategory};
-    use crate::ui::note::{Done, Note};
-
-    fn flash<S: ServerFn>(outcome: Result<String, AppError>, values: &[(&str, &str)]) -> Flash {
-        let values = values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Flash { path: S::PATH.into(), outcome, values }
-    }
 
     #[test]
     fn a_flash_keeps_no_secret() {
@@ -178,37 +171,5 @@ mod tests {
     fn base64_of(flash: &Flash) -> Vec<u8> {
         use base64::Engine;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(flash.encode()).unwrap()
-    }
-
-    #[test]
-    fn a_flash_belongs_to_one_form() {
-        let refused = flash::<SaveCategory>(
-            Err(AppError::new(ErrorCode::DuplicateName, "taken")),
-            &[("id", "3"), ("name", "Cats")],
-        );
-        let decoded = Flash::decode(&refused.encode()).unwrap();
-        assert_eq!(decoded, refused);
-        assert!(decoded.outcome_of::<SaveCategory>(Some(3)).unwrap().is_err());
-        assert!(decoded.outcome_of::<SaveCategory>(Some(4)).is_none(), "another row");
-        assert!(decoded.outcome_of::<SaveCategory>(None).is_none(), "the create form");
-        assert!(decoded.outcome_of::<DeleteCategory>(Some(3)).is_none(), "another function");
-
-        // The page turns it into a note for that one form, with what was typed.
-        let note = decoded.note::<SaveCategory>(|_, _| Done::new("saved")).expect("a note of its function");
-        assert!(Note::for_form::<SaveCategory>(&Some(note.clone()), Some(4)).is_none(), "another row's form");
-        let own = Note::for_form::<SaveCategory>(&Some(note), Some(3)).expect("its row's form");
-        assert!(own.is_refusal() && own.is_of::<SaveCategory>());
-        assert_eq!(own.typed("name").as_deref(), Some("Cats"), "what was typed goes back into the form");
-        assert!(decoded.note::<DeleteCategory>(|_, _| Done::new("deleted")).is_none());
-        // A success says what was done and gives nothing typed back.
-        let saved = flash::<SaveCategory>(Ok(r#"{"id":3,"name":"Cats"}"#.into()), &[("id", "3"), ("name", "Cats")]);
-        let note = saved.note::<SaveCategory>(|category, _| Done::new(format!("Saved {}.", category.name))).unwrap();
-        assert_eq!((note.text.as_str(), note.typed("name"), note.is_refusal()), ("Saved Cats.", None, false));
-
-        let order = r#"{"id":7,"petId":10,"quantity":1,"complete":false}"#;
-        let placed = flash::<PlaceOrder>(Ok(order.into()), &[("pet_id", "10")]);
-        assert_eq!(placed.outcome_of::<PlaceOrder>(Some(10)).unwrap().unwrap().id, 7);
-        assert_eq!(placed.record(), Some("10"));
-        assert!(Flash::decode("not base64 json").is_none());
     }
 }

@@ -3,7 +3,7 @@
 //! Recognised keys are cached for half a second (the time each was read is kept with
 //! it), so that authentication costs no database read on a busy key, and concurrent
 //! first requests of one key read it once (quick_cache's placeholder, as in
-//! `services::cache`). A revocation through this service drops the cache entry at
+//! `db::cache`). A revocation through this service drops the cache entry at
 //! once; one made by another process (the CLI, another server) is seen within that time
 //! (contract.md promises a second).
 

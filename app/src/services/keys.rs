@@ -21,20 +21,7 @@ use crate::services::validate;
 
 const KEY_TAG: &str = "psk";
 
-/// A stored key as the authenticator needs it.
-#[derive(Clone, Debug, sqlx::FromRow)]
-pub struct KeyRow {
-    pub id: i64,
-    pub prefix: String,
-    pub key_hash: Vec<u8>,
-    pub name: String,
-    pub role: Role,
-    pub plan: Plan,
-    pub per_minute: i64,
-    pub per_day: i64,
-    pub created_at: i64,
-    pub revoked_at: Option<i64>,
-}
+pub use crate::db::sql::keys::KeyRow;
 
 impl KeyRow {
     pub fn limits(&self) -> Limits {

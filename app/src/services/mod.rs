@@ -4,7 +4,6 @@
 
 pub mod access;
 pub mod auth;
-pub mod cache;
 pub mod categories;
 pub mod clock;
 pub mod dashboard;
@@ -14,7 +13,7 @@ pub mod inventory;
 pub mod keys;
 pub mod limits;
 pub mod orders;
-pub mod paging;
+pub use crate::db::paging;
 pub mod pets;
 pub mod photos;
 pub mod retention;

@@ -23,20 +23,7 @@ pub const QUANTITY_MAX: i64 = 1_000;
 pub const IDEMPOTENCY_SECONDS: i64 = 24 * 3600;
 const IDEMPOTENCY_KEY_MAX: usize = 255;
 
-/// An order as stored.
-#[derive(sqlx::FromRow)]
-pub(crate) struct OrderRow {
-    pub id: i64,
-    pub pet_id: i64,
-    pub key_id: i64,
-    pub quantity: i64,
-    pub ship_date: Option<String>,
-    pub complete: bool,
-    pub created_at: i64,
-    pub cancelled_at: Option<i64>,
-    pub unit_price: Option<i64>,
-    pub total: Option<i64>,
-}
+use crate::db::sql::orders::OrderRow;
 
 impl OrderRow {
     fn state(&self) -> OrderState {

@@ -1,6 +1,8 @@
 //! Pets: creation with their initial stock, replacement under the status rules,
 //! listing with filters and keyset paging, in the catalog's orders.
 
+use crate::db::cache::CardsKey;
+pub use crate::db::cache::JsonPage;
 use crate::db::sql::pets::{Content, Keyset};
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -9,11 +11,6 @@ use crate::services::events::{self, Audience};
 use crate::services::paging::{self, PageRequest};
 use crate::services::rules;
 use crate::services::{inventory, validate};
-
-/// A page of cards, or of pets as the API's JSON, as it is cached: the filter (its
-/// search text folded, so that "Rex" and "rex" share an entry), where the page starts
-/// and how many it holds.
-pub type CardsKey = (PetFilter, Keyset, u32);
 
 /// One page of pets with their category name and stock, by id (what the API lists;
 /// cached, see `cache`).
@@ -59,14 +56,6 @@ async fn read_cards(db: &Db, filter: &PetFilter, from: Keyset, limit: u32) -> Ap
 pub async fn list(db: &Db, filter: &PetFilter, page: PageRequest) -> AppResult<Page<Pet>> {
     let cards = list_cards(db, filter, page).await?;
     Ok(Page { items: cards.items.into_iter().map(Pet::from).collect(), next_cursor: cards.next_cursor })
-}
-
-/// A page of `list` as the API sends it: the JSON array of its pets, and the cursor
-/// of the page after it, if any.
-#[derive(Clone, Debug)]
-pub struct JsonPage {
-    pub json: axum::body::Bytes,
-    pub next_cursor: Option<std::sync::Arc<str>>,
 }
 
 /// The page of `list`, as the API's JSON: encoded once per generation of the data and
@@ -202,4 +191,145 @@ pub async fn delete(db: &Db, id: i64) -> AppResult<()> {
 
 fn missing_category(category_id: i64) -> AppError {
     AppError::validation("categoryId", format!("category {category_id} does not exist"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::db::Db;
+    use crate::model::{NewCategory, NewPet, PetFilter, PetStatus};
+    use crate::services::paging::PageRequest;
+    use crate::services::{categories, pets};
+
+    async fn store() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::connect(&crate::db::testing::scratch_url(dir.path()).await).await.unwrap();
+        (dir, db)
+    }
+
+    #[tokio::test]
+    async fn two_stores_in_one_process_share_nothing() {
+        use categories::summaries;
+        let ((_a, one), (_b, other)) = (store().await, store().await);
+        assert!(summaries(&one).await.unwrap().is_empty());
+        // Written past the handle, so the other store's generation stays 0 like the
+        // first's: only the caches being the store's own tells the two apart.
+        crate::on_pool!(other, |pool| sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
+            .execute(pool)
+            .await
+            .map(|_| ()))
+        .unwrap();
+        assert_eq!((one.generation(), other.generation()), (0, 0));
+        assert_eq!(summaries(&other).await.unwrap().len(), 1, "read from its own database");
+    }
+
+    #[tokio::test]
+    async fn a_page_of_pets_as_json_is_the_page_encoded_kept_and_a_write_shows_at_once() {
+        let (_dir, db) = store().await;
+        let dogs = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+        let mut ids = Vec::new();
+        for name in ["Rex", "Max", "Rexie"] {
+            let new = NewPet { name: name.into(), category_id: dogs.id, ..Default::default() };
+            ids.push(pets::create(&db, new).await.unwrap().id);
+        }
+        let (all, first_two) = (PetFilter::default(), PageRequest { limit: 2, after: 0 });
+
+        let page = pets::list_as_json(&db, &all, first_two).await.unwrap();
+        let listed = pets::list(&db, &all, first_two).await.unwrap();
+        assert_eq!(page.json, serde_json::to_vec(&listed.items).unwrap());
+        assert!(listed.next_cursor.is_some());
+        assert_eq!(page.next_cursor.as_deref(), listed.next_cursor.as_deref());
+        // Kept: the next read is the same bytes, not a copy.
+        let again = pets::list_as_json(&db, &all, first_two).await.unwrap();
+        assert_eq!(again.json.as_ptr(), page.json.as_ptr());
+        // The last page: no cursor.
+        let last = pets::list_as_json(&db, &all, PageRequest { limit: 2, after: ids[1] }).await.unwrap();
+        assert!(last.next_cursor.is_none());
+        assert_eq!(last.json, serde_json::to_vec(&[pets::get(&db, ids[2]).await.unwrap()]).unwrap());
+        // Search text folded for the key: "REX" and "rex" share an entry.
+        let by_name = |q: &str| PetFilter { q: Some(q.into()), ..PetFilter::default() };
+        let upper = pets::list_as_json(&db, &by_name("REX"), PageRequest::default()).await.unwrap();
+        let lower = pets::list_as_json(&db, &by_name("rex"), PageRequest::default()).await.unwrap();
+        assert_eq!(upper.json.as_ptr(), lower.json.as_ptr());
+
+        // A rename is in the very next read.
+        let renamed = NewPet { name: "Fido".into(), category_id: dogs.id, ..Default::default() };
+        pets::replace(&db, ids[0], renamed).await.unwrap();
+        let after = pets::list_as_json(&db, &all, first_two).await.unwrap();
+        let text = String::from_utf8(after.json.to_vec()).unwrap();
+        assert!(text.contains("\"Fido\"") && !text.contains("\"Rex\""), "{text}");
+        let found = pets::list_as_json(&db, &by_name("rex"), PageRequest::default()).await.unwrap();
+        let names: Vec<String> = serde_json::from_slice::<Vec<serde_json::Value>>(&found.json)
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].to_string())
+            .collect();
+        assert_eq!(names, ["\"Rexie\""]);
+    }
+
+    /// The names the service finds for `q`, following every page of `limit`.
+    async fn found(db: &Db, q: &str, limit: u32) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut page = PageRequest { limit, after: 0 };
+        loop {
+            let filter = PetFilter { q: Some(q.to_owned()), ..PetFilter::default() };
+            let listed = pets::list(db, &filter, page).await.unwrap();
+            names.extend(listed.items.into_iter().map(|pet| pet.name));
+            match listed.next_cursor {
+                Some(cursor) => page = PageRequest::parse(Some(&limit.to_string()), Some(&cursor)).unwrap(),
+                None => return names,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn name_search_is_a_case_insensitive_contains_through_the_index_or_a_scan() {
+        let (_dir, db) = store().await;
+        let category = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
+        for name in ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "Émile", "Bo", "REX"] {
+            pets::create(
+                &db,
+                NewPet { name: name.into(), category_id: category.id, status: None, ..Default::default() },
+            )
+            .await
+            .unwrap();
+        }
+        // Three characters or more: the trigram index, paged in id order.
+        assert_eq!(found(&db, "rex", 2).await, ["Rexford", "Tyrex", "O\"Rex\" Jr", "REX"]);
+        assert_eq!(found(&db, "ÉMI", 10).await, ["Émile"]);
+        assert_eq!(found(&db, "\"rex\"", 10).await, ["O\"Rex\" Jr"], "quotes are text, not query syntax");
+        assert_eq!(found(&db, "rex OR max", 10).await, Vec::<String>::new(), "nor are operators");
+        assert!(found(&db, "zzz", 10).await.is_empty());
+        // With the other filters: they narrow what the index finds.
+        let sold = NewPet {
+            name: "Rexanne".into(),
+            category_id: category.id,
+            status: Some(PetStatus::Sold),
+            ..Default::default()
+        };
+        pets::create(&db, sold).await.unwrap();
+        let filter = PetFilter { q: Some("rex".into()), status: Some(PetStatus::Sold), ..PetFilter::default() };
+        let listed = pets::list(&db, &filter, PageRequest::default()).await.unwrap();
+        assert_eq!(listed.items.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["Rexanne"]);
+        let filter = PetFilter { q: Some("rex".into()), category_id: Some(category.id + 1), ..PetFilter::default() };
+        assert!(pets::list(&db, &filter, PageRequest::default()).await.unwrap().items.is_empty());
+        // Shorter: a scan, the same rule.
+        assert_eq!(found(&db, "bo", 10).await, ["Bo"]);
+        assert_eq!(found(&db, "x", 2).await, ["Rexford", "Tyrex", "Max", "O\"Rex\" Jr", "REX", "Rexanne"]);
+
+        // A rename and a delete keep the index in step.
+        let rex = found(&db, "rexford", 10).await;
+        assert_eq!(rex, ["Rexford"]);
+        let id =
+            pets::list(&db, &PetFilter { q: Some("rexford".into()), ..PetFilter::default() }, PageRequest::default())
+                .await
+                .unwrap()
+                .items[0]
+                .id;
+        let renamed = NewPet { name: "Fido".into(), category_id: category.id, status: None, ..Default::default() };
+        pets::replace(&db, id, renamed).await.unwrap();
+        assert!(found(&db, "rexford", 10).await.is_empty());
+        assert_eq!(found(&db, "fid", 10).await, ["Fido"]);
+        pets::delete(&db, id).await.unwrap();
+        assert!(found(&db, "fid", 10).await.is_empty());
+    }
 }

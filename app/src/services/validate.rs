@@ -82,10 +82,7 @@ pub fn id(field: &str, id: i64) -> AppResult<i64> {
     if id > 0 { Ok(id) } else { Err(AppError::validation(field, "must be a positive integer")) }
 }
 
-/// The case-folded form used for case-insensitive comparison.
-pub fn fold(text: &str) -> String {
-    text.to_lowercase()
-}
+pub use crate::model::fold;
 
 fn no_control_chars(field: &str, text: &str) -> AppResult<()> {
     if text.chars().any(char::is_control) {

@@ -77,7 +77,7 @@ pub fn OrdersPage() -> impl IntoView {
                             return view! {
                                 <h1>"My orders"</h1>
                                 <p class="notice">"Sign in to see your orders. "
-                                    <a href=super::sign_in_href(&path)>"Sign in"</a></p>
+                                    <a href=crate::paths::sign_in_href(&path)>"Sign in"</a></p>
                             }.into_any();
                         }
                         Err(error) => return view! { <ErrorNotice error/> }.into_any(),

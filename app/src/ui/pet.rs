@@ -10,10 +10,10 @@ use leptos_router::hooks::use_params_map;
 use super::catalog::CardItem;
 use super::note::{Done, Note, NoteView, from_flash};
 use super::photo::{Loading, PetPhoto};
-use super::sign_in_href;
 use super::widgets::{ErrorNotice, StatusBadge, keep_out_of_caches, price_text, set_status_404, store_currency};
 use crate::error::ErrorCode;
 use crate::model::{Currency, PetCard, PetStatus};
+use crate::paths::sign_in_href;
 use crate::server_fns::{PlaceOrder, more_like, pet, viewer};
 
 #[component]

@@ -156,21 +156,11 @@ fn rendered_response() -> Option<leptos_axum::ResponseOptions> {
 pub fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, Option<String>)>) -> String {
     let encoded: Vec<String> = pairs
         .into_iter()
-        .filter_map(|(key, value)| value.filter(|v| !v.is_empty()).map(|v| format!("{key}={}", encode(&v))))
+        .filter_map(|(key, value)| {
+            value.filter(|v| !v.is_empty()).map(|v| format!("{key}={}", crate::paths::encode(&v)))
+        })
         .collect();
     if encoded.is_empty() { String::new() } else { format!("?{}", encoded.join("&")) }
-}
-
-pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(byte as char),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
 }
 
 /// The store's currency (`--currency`), as the server was started with it. Pages are

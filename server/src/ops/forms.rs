@@ -49,7 +49,7 @@ pub async fn answer<S: crate::HttpService>(app: S, request: Request, flash_cooki
     let Ok(form) = to_bytes(body, FORM_LIMIT).await else {
         return AppError::new(app::error::ErrorCode::PayloadTooLarge, "the form is larger than 64 KiB").into_response();
     };
-    let back = app::ui::referring_page(&parts.headers).unwrap_or("/").to_owned();
+    let back = app::paths::referring_page(&parts.headers).unwrap_or("/").to_owned();
     let path = parts.uri.path().to_owned();
     // What the page shown in place of a redirect is asked with (a plain post only).
     let asked = plain.then(|| (app.clone(), parts.headers.clone(), parts.extensions.clone()));

@@ -2,9 +2,9 @@
 
 use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
+use crate::db::paging::PageRequest;
 use crate::error::AppResult;
 use crate::model::{Category, CategorySummary};
-use crate::services::paging::PageRequest;
 
 pub async fn list(db: &Db, page: PageRequest) -> AppResult<Vec<Category>> {
     Ok(on_pool!(db, |pool| sqlx::query_as(

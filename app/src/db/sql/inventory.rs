@@ -1,10 +1,10 @@
 //! Stock, and the pet status that goes with it.
 
 use super::{Conn, on_conn, on_pool};
+use crate::db::paging::PageRequest;
 use crate::db::{Db, Engine};
 use crate::error::AppResult;
 use crate::model::{InventoryItem, PetStatus};
-use crate::services::paging::PageRequest;
 
 const ITEM_COLUMNS: &str = "SELECT i.pet_id, i.quantity, p.status FROM inventory i JOIN pets p ON p.id = i.pet_id";
 

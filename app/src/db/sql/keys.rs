@@ -1,11 +1,25 @@
 //! API keys, and the browser sessions signed in with them.
 
 use super::{Conn, on_conn, on_pool};
+use crate::db::paging::PageRequest;
 use crate::db::{Db, Engine};
 use crate::error::AppResult;
 use crate::model::{Limits, Plan, Role};
-use crate::services::keys::KeyRow;
-use crate::services::paging::PageRequest;
+
+/// A stored key as the authenticator needs it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct KeyRow {
+    pub id: i64,
+    pub prefix: String,
+    pub key_hash: Vec<u8>,
+    pub name: String,
+    pub role: Role,
+    pub plan: Plan,
+    pub per_minute: i64,
+    pub per_day: i64,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
 
 const COLUMNS: &str =
     "SELECT id, prefix, key_hash, name, role, plan, per_minute, per_day, created_at, revoked_at FROM api_keys";

@@ -4,11 +4,25 @@ use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use super::inventory::open_order;
 use super::{Conn, on_conn, on_pool};
+use crate::db::paging::PageRequest;
 use crate::db::{Db, Engine};
 use crate::error::AppResult;
 use crate::model::{Caller, NewOrder, OrderFilter, OrderHistoryFilter, OrderState, Role};
-use crate::services::orders::OrderRow;
-use crate::services::paging::PageRequest;
+
+/// An order as stored.
+#[derive(sqlx::FromRow)]
+pub(crate) struct OrderRow {
+    pub id: i64,
+    pub pet_id: i64,
+    pub key_id: i64,
+    pub quantity: i64,
+    pub ship_date: Option<String>,
+    pub complete: bool,
+    pub created_at: i64,
+    pub cancelled_at: Option<i64>,
+    pub unit_price: Option<i64>,
+    pub total: Option<i64>,
+}
 
 const COLUMNS: &str =
     "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at, unit_price, total FROM orders";

@@ -4,7 +4,78 @@ use super::{Conn, on_conn, on_pool};
 use crate::db::Db;
 use crate::error::AppResult;
 use crate::model::Limits;
-use crate::services::limits::{BanPolicy, DAY, Outcome, Usage};
+
+/// A day, in seconds: the longer of the two windows.
+pub const DAY: i64 = 86_400;
+
+/// When a key or address is banned, and for how long (the rule is `services::limits`').
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BanPolicy {
+    /// Refusals in one window after which the next request bans (default 10).
+    pub after_refusals: u32,
+    /// How long a ban lasts, in seconds (default 15 minutes).
+    pub seconds: i64,
+}
+
+impl Default for BanPolicy {
+    fn default() -> Self {
+        BanPolicy { after_refusals: 10, seconds: 15 * 60 }
+    }
+}
+
+/// What [`Usage::step`] decided of one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Allowed,
+    Limited,
+    /// `new`: this request started the ban.
+    Banned {
+        new: bool,
+    },
+}
+
+/// One subject's counters, as kept in memory and saved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct Usage {
+    pub minute_start: i64,
+    pub minute_count: i64,
+    pub day_start: i64,
+    pub day_count: i64,
+    pub refusals: i64,
+    pub refusals_until: i64,
+    pub banned_until: i64,
+    /// Changed since the last flush.
+    #[sqlx(skip)]
+    pub(crate) dirty: bool,
+}
+
+impl Outcome {
+    /// From the code the Lua and SQL transcriptions of the rule answer (0 allowed, 1
+    /// limited, 2 banned, 3 banned now).
+    pub fn from_code(code: i64) -> Outcome {
+        match code {
+            0 => Outcome::Allowed,
+            1 => Outcome::Limited,
+            2 => Outcome::Banned { new: false },
+            _ => Outcome::Banned { new: true },
+        }
+    }
+}
+
+impl Usage {
+    /// Counters as another store of them holds them (not to be flushed).
+    pub fn counted(
+        minute_start: i64,
+        minute_count: i64,
+        day_start: i64,
+        day_count: i64,
+        refusals: i64,
+        refusals_until: i64,
+        banned_until: i64,
+    ) -> Usage {
+        Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until, dirty: false }
+    }
+}
 
 #[derive(sqlx::FromRow)]
 struct Saved {
@@ -83,9 +154,9 @@ pub async fn steps(
 
 /// A row of the rule's answer: the outcome (0 allowed, 1 limited, 2 banned, 3 banned
 /// now) and the counters after it.
-type Answer = (i64, i64, i64, i64, i64, i64, i64, i64);
+pub(crate) type Answer = (i64, i64, i64, i64, i64, i64, i64, i64);
 
-fn counted(answer: Answer) -> (Outcome, Usage) {
+pub(crate) fn counted(answer: Answer) -> (Outcome, Usage) {
     let (outcome, minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until) = answer;
     let usage =
         Usage::counted(minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until);
@@ -145,38 +216,4 @@ pub async fn banned_now(db: &Db, now: i64) -> AppResult<usize> {
 /// migration `20261129000001_store_identity`).
 pub async fn store_identity(pool: &sqlx::PgPool) -> AppResult<String> {
     Ok(sqlx::query_scalar("SELECT id FROM store_identity").fetch_one(pool).await?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// PostgreSQL's `rate_limit_steps` and the Rust rule ([`Usage::step`]) decide alike
-    /// and leave the same counters; so does `rate_limit_step` (the previous release's
-    /// function, a round of one), which answers the rounds of one request.
-    #[tokio::test]
-    async fn the_sql_rule_is_the_rust_rule() {
-        let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
-        let crate::db::Pool::Postgres(pool) = db.pool() else { unreachable!("a PostgreSQL database") };
-        crate::services::limits::assert_transcribes_the_rule(1_795_428_000, |subject, now, limits, bans, count| {
-            let pool = pool.clone();
-            async move {
-                if count > 1 {
-                    return steps(&pool, &subject, now, limits, bans, count).await.unwrap();
-                }
-                let answer: Answer = sqlx::query_as("SELECT * FROM rate_limit_step($1, $2, $3, $4, $5, $6)")
-                    .bind(&subject)
-                    .bind(now)
-                    .bind(i64::from(limits.per_minute))
-                    .bind(i64::from(limits.per_day))
-                    .bind(i64::from(bans.after_refusals))
-                    .bind(bans.seconds)
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap();
-                vec![counted(answer)]
-            }
-        })
-        .await;
-    }
 }

@@ -24,27 +24,13 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
+pub use crate::db::sql::rate_limits::{BanPolicy, DAY, Outcome, Usage};
 use crate::db::{Db, Engine, sql};
 use crate::error::{AppError, AppResult};
 use crate::model::Limits;
 use crate::services::clock::Clock;
 
 const MINUTE: i64 = 60;
-pub const DAY: i64 = 86_400;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BanPolicy {
-    /// Refusals in one window after which the next request bans (default 10).
-    pub after_refusals: u32,
-    /// How long a ban lasts, in seconds (default 15 minutes).
-    pub seconds: i64,
-}
-
-impl Default for BanPolicy {
-    fn default() -> Self {
-        BanPolicy { after_refusals: 10, seconds: 15 * 60 }
-    }
-}
 
 /// What the `X-RateLimit-*` headers say: the window with fewer requests remaining.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,59 +64,7 @@ impl Verdict {
     }
 }
 
-/// What [`Usage::step`] decided of one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Allowed,
-    Limited,
-    /// `new`: this request started the ban.
-    Banned {
-        new: bool,
-    },
-}
-
-/// One subject's counters, as kept in memory and saved.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
-pub struct Usage {
-    pub minute_start: i64,
-    pub minute_count: i64,
-    pub day_start: i64,
-    pub day_count: i64,
-    pub refusals: i64,
-    pub refusals_until: i64,
-    pub banned_until: i64,
-    /// Changed since the last flush.
-    #[sqlx(skip)]
-    dirty: bool,
-}
-
-impl Outcome {
-    /// From the code the Lua and SQL transcriptions of the rule answer (0 allowed, 1
-    /// limited, 2 banned, 3 banned now).
-    pub(crate) fn from_code(code: i64) -> Outcome {
-        match code {
-            0 => Outcome::Allowed,
-            1 => Outcome::Limited,
-            2 => Outcome::Banned { new: false },
-            _ => Outcome::Banned { new: true },
-        }
-    }
-}
-
 impl Usage {
-    /// Counters as another store of them holds them (not to be flushed).
-    pub(crate) fn counted(
-        minute_start: i64,
-        minute_count: i64,
-        day_start: i64,
-        day_count: i64,
-        refusals: i64,
-        refusals_until: i64,
-        banned_until: i64,
-    ) -> Usage {
-        Usage { minute_start, minute_count, day_start, day_count, refusals, refusals_until, banned_until, dirty: false }
-    }
-
     /// The rule: counts one request at `now` if both windows have room; otherwise
     /// counts a refusal, and bans once a window has seen `bans.after_refusals` of them.
     /// (`redis::STEP` is this function in Lua and the PostgreSQL migration
@@ -491,6 +425,36 @@ where
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicI64, Ordering};
+
+    /// PostgreSQL's `rate_limit_steps` and the Rust rule ([`Usage::step`]) decide alike
+    /// and leave the same counters; so does `rate_limit_step` (the previous release's
+    /// function, a round of one), which answers the rounds of one request.
+    #[tokio::test]
+    async fn the_sql_rule_is_the_rust_rule() {
+        use crate::db::sql::rate_limits::{Answer, counted, steps};
+        let db = Db::connect(&crate::db::testing::new_postgres_database().await).await.unwrap();
+        let crate::db::Pool::Postgres(pool) = db.pool() else { unreachable!("a PostgreSQL database") };
+        assert_transcribes_the_rule(1_795_428_000, |subject, now, limits, bans, count| {
+            let pool = pool.clone();
+            async move {
+                if count > 1 {
+                    return steps(&pool, &subject, now, limits, bans, count).await.unwrap();
+                }
+                let answer: Answer = sqlx::query_as("SELECT * FROM rate_limit_step($1, $2, $3, $4, $5, $6)")
+                    .bind(&subject)
+                    .bind(now)
+                    .bind(i64::from(limits.per_minute))
+                    .bind(i64::from(limits.per_day))
+                    .bind(i64::from(bans.after_refusals))
+                    .bind(bans.seconds)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                vec![counted(answer)]
+            }
+        })
+        .await;
+    }
 
     const FREE: Limits = Limits { per_minute: 60, per_day: 1_000 };
     /// 2026-11-23T10:00:00Z: the start of a minute.

@@ -4,8 +4,9 @@
 
 use leptos::prelude::*;
 
+use crate::paths::encode;
 use crate::reference::{KeyNeed, OperationDoc};
-use crate::ui::widgets::{encode, query_string};
+use crate::ui::widgets::query_string;
 
 /// What came back.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,8 @@
 //! Read caches for the catalog (a pet, a pet as the API's JSON, a page of pets, a page
 //! of pets as the API's JSON, the category summaries), so that a busy storefront or
 //! integration costs no database round trip per read. They belong to the store's
-//! handle (`db::Db`): two stores in one process share nothing.
+//! handle (`db::Db`), and the services fill them (`services::pets`,
+//! `services::categories`): two stores in one process share nothing.
 //!
 //! An entry is served only while it is of the current generation of the data
 //! (`Db::generation`, kept with every value), or a later one:
@@ -29,9 +30,22 @@
 use std::hash::Hash;
 
 use crate::db::Db;
+use crate::db::sql::pets::Keyset;
 use crate::error::{AppError, AppResult};
-use crate::model::{CategorySummary, PetCard};
-use crate::services::pets::{CardsKey, JsonPage};
+use crate::model::{CategorySummary, PetCard, PetFilter};
+
+/// A page of cards, or of pets as the API's JSON, as it is cached: the filter (its
+/// search text folded, so that "Rex" and "rex" share an entry), where the page starts
+/// and how many it holds.
+pub type CardsKey = (PetFilter, Keyset, u32);
+
+/// A page of pets as the API sends it (`services::pets::list_as_json`): the JSON array
+/// of its pets, and the cursor of the page after it, if any.
+#[derive(Clone, Debug)]
+pub struct JsonPage {
+    pub json: axum::body::Bytes,
+    pub next_cursor: Option<std::sync::Arc<str>>,
+}
 
 /// What a key holds: a value with the generation it was read at, or a read's failure on
 /// its way to the callers that waited for that read (removed as soon as it is handed
@@ -422,69 +436,6 @@ mod tests {
         }
         assert_eq!(seen, "after", "not seen within 2 s");
         watcher.abort();
-    }
-
-    #[tokio::test]
-    async fn two_stores_in_one_process_share_nothing() {
-        use crate::services::categories::summaries;
-        let ((_a, one), (_b, other)) = (store().await, store().await);
-        assert!(summaries(&one).await.unwrap().is_empty());
-        // Written past the handle, so the other store's generation stays 0 like the
-        // first's: only the caches being the store's own tells the two apart.
-        crate::on_pool!(other, |pool| sqlx::query("INSERT INTO categories (name, name_key) VALUES ('Owls', 'owls')")
-            .execute(pool)
-            .await
-            .map(|_| ()))
-        .unwrap();
-        assert_eq!((one.generation(), other.generation()), (0, 0));
-        assert_eq!(summaries(&other).await.unwrap().len(), 1, "read from its own database");
-    }
-
-    #[tokio::test]
-    async fn a_page_of_pets_as_json_is_the_page_encoded_kept_and_a_write_shows_at_once() {
-        use crate::model::{NewCategory, NewPet, PetFilter};
-        use crate::services::paging::PageRequest;
-        use crate::services::{categories, pets};
-        let (_dir, db) = store().await;
-        let dogs = categories::create(&db, NewCategory { name: "Dogs".into(), description: None }).await.unwrap();
-        let mut ids = Vec::new();
-        for name in ["Rex", "Max", "Rexie"] {
-            let new = NewPet { name: name.into(), category_id: dogs.id, ..Default::default() };
-            ids.push(pets::create(&db, new).await.unwrap().id);
-        }
-        let (all, first_two) = (PetFilter::default(), PageRequest { limit: 2, after: 0 });
-
-        let page = pets::list_as_json(&db, &all, first_two).await.unwrap();
-        let listed = pets::list(&db, &all, first_two).await.unwrap();
-        assert_eq!(page.json, serde_json::to_vec(&listed.items).unwrap());
-        assert!(listed.next_cursor.is_some());
-        assert_eq!(page.next_cursor.as_deref(), listed.next_cursor.as_deref());
-        // Kept: the next read is the same bytes, not a copy.
-        let again = pets::list_as_json(&db, &all, first_two).await.unwrap();
-        assert_eq!(again.json.as_ptr(), page.json.as_ptr());
-        // The last page: no cursor.
-        let last = pets::list_as_json(&db, &all, PageRequest { limit: 2, after: ids[1] }).await.unwrap();
-        assert!(last.next_cursor.is_none());
-        assert_eq!(last.json, serde_json::to_vec(&[pets::get(&db, ids[2]).await.unwrap()]).unwrap());
-        // Search text folded for the key: "REX" and "rex" share an entry.
-        let by_name = |q: &str| PetFilter { q: Some(q.into()), ..PetFilter::default() };
-        let upper = pets::list_as_json(&db, &by_name("REX"), PageRequest::default()).await.unwrap();
-        let lower = pets::list_as_json(&db, &by_name("rex"), PageRequest::default()).await.unwrap();
-        assert_eq!(upper.json.as_ptr(), lower.json.as_ptr());
-
-        // A rename is in the very next read.
-        let renamed = NewPet { name: "Fido".into(), category_id: dogs.id, ..Default::default() };
-        pets::replace(&db, ids[0], renamed).await.unwrap();
-        let after = pets::list_as_json(&db, &all, first_two).await.unwrap();
-        let text = String::from_utf8(after.json.to_vec()).unwrap();
-        assert!(text.contains("\"Fido\"") && !text.contains("\"Rex\""), "{text}");
-        let found = pets::list_as_json(&db, &by_name("rex"), PageRequest::default()).await.unwrap();
-        let names: Vec<String> = serde_json::from_slice::<Vec<serde_json::Value>>(&found.json)
-            .unwrap()
-            .iter()
-            .map(|p| p["name"].to_string())
-            .collect();
-        assert_eq!(names, ["\"Rexie\""]);
     }
 
     #[tokio::test]

@@ -4,7 +4,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::db::sql::pets::Keyset;
+use super::sql::pets::Keyset;
 use crate::error::{AppError, AppResult};
 use crate::model::{Page, PetSort};
 
