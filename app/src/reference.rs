@@ -1,5 +1,5 @@
 //! The API reference the `/docs` page shows, drawn from the live OpenAPI document
-//! (the one `GET /api/v1/openapi.json` serves) and from the README's API guide.
+//! (the one `GET /api/v1/openapi.json` serves) and from the API guide (`docs/api.md`).
 //!
 //! The server reads the document once at start-up into these plain types, so the
 //! browser receives only what the page shows and needs no OpenAPI code of its own.
@@ -12,7 +12,7 @@ pub struct ApiReference {
     pub version: String,
     /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
-    /// The README's API guide (authentication, limits, errors, versioning) as HTML.
+    /// The API guide (authentication, limits, errors, versioning: `docs/api.md`) as HTML.
     pub guide_html: String,
     pub groups: Vec<OperationGroup>,
     pub schemas: Vec<SchemaDoc>,
@@ -120,7 +120,7 @@ pub struct FieldDoc {
     pub constraints: String,
 }
 
-/// The README's part between these markers is the API guide.
+/// The part of `docs/api.md` between these markers is the API guide.
 #[cfg(feature = "ssr")]
 const GUIDE_BEGIN: &str = "<!-- api-guide:begin";
 #[cfg(feature = "ssr")]
@@ -208,7 +208,7 @@ mod build {
                 title: text(&info, "title"),
                 version: text(&info, "version"),
                 description: markdown(&info, "description"),
-                guide_html: guide_html(include_str!("../../README.md")),
+                guide_html: guide_html(include_str!("../../docs/api.md")),
                 groups,
                 schemas: schemas
                     .as_object()
@@ -467,30 +467,14 @@ mod build {
         said.join(", ")
     }
 
-    /// The README's API guide, rendered to HTML (our own text, so it is trusted). Its
-    /// sections are `###` in the README, under `## The REST API`; on the page they sit
-    /// right under the `<h1>`, so each heading moves up one level (no level skipped).
-    pub(super) fn guide_html(readme: &str) -> String {
-        use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
-        let Some(start) = readme.find(GUIDE_BEGIN) else { return String::new() };
-        let begin = readme[start..].find('\n').map_or(readme.len(), |n| start + n + 1);
-        let end = readme[begin..].find(GUIDE_END).map_or(readme.len(), |n| begin + n);
-        let up = |level: HeadingLevel| match level {
-            HeadingLevel::H3 => HeadingLevel::H2,
-            HeadingLevel::H4 => HeadingLevel::H3,
-            HeadingLevel::H5 => HeadingLevel::H4,
-            other => other,
-        };
-        let events =
-            pulldown_cmark::Parser::new_ext(&readme[begin..end], pulldown_cmark::Options::ENABLE_TABLES).map(|event| {
-                match event {
-                    Event::Start(Tag::Heading { level, id, classes, attrs }) => {
-                        Event::Start(Tag::Heading { level: up(level), id, classes, attrs })
-                    }
-                    Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(up(level))),
-                    other => other,
-                }
-            });
+    /// The API guide, rendered to HTML (our own text, so it is trusted). Its sections
+    /// are `##` in `docs/api.md`, under its `#` title; on the page they sit right under
+    /// the page's `<h1>`, as they are.
+    pub(super) fn guide_html(guide: &str) -> String {
+        let Some(start) = guide.find(GUIDE_BEGIN) else { return String::new() };
+        let begin = guide[start..].find('\n').map_or(guide.len(), |n| start + n + 1);
+        let end = guide[begin..].find(GUIDE_END).map_or(guide.len(), |n| begin + n);
+        let events = pulldown_cmark::Parser::new_ext(&guide[begin..end], pulldown_cmark::Options::ENABLE_TABLES);
         let mut html = String::new();
         pulldown_cmark::html::push_html(&mut html, events);
         html
@@ -502,12 +486,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_guide_is_the_readme_part_between_the_markers() {
-        let html = build::guide_html(include_str!("../../README.md"));
+    fn the_guide_is_the_part_of_docs_api_between_the_markers() {
+        let html = build::guide_html(include_str!("../../docs/api.md"));
         assert!(html.contains("<h2>Your first authenticated call</h2>"), "{html}");
         assert!(html.contains("<h2>Versioning</h2>"));
         assert!(html.contains("<table>"), "the plan table is a table");
-        assert!(!html.contains("Performance figures"), "stops at the end marker");
+        assert!(!html.contains("<h2>Pet content and photos</h2>"), "starts at the begin marker");
         assert!(!html.contains("## "), "no Markdown left over");
     }
 

@@ -39,7 +39,7 @@ test('the reference reads without JavaScript, from the live document', async ({ 
   await expect(getPet.getByRole('note')).toContainText('Use GET /pets?ids={petId} instead.');
   await expect(page.locator('article#op-createKey .badge').first()).toHaveText('Beta');
 
-  // The guide is the README's: authentication, the plan table, errors, versioning.
+  // The guide is docs/api.md's: authentication, the plan table, errors, versioning.
   const guide = page.getByRole('region', { name: 'Guide' });
   for (const heading of ['Your first authenticated call', 'Rate limits', 'Errors', 'Versioning']) {
     await expect(guide.getByRole('heading', { name: heading })).toBeVisible();

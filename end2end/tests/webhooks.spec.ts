@@ -6,7 +6,7 @@ import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './help
 
 // The console's webhook pages, against a receiver of the test's own (a Node server on
 // loopback): staff register an endpoint and copy its secret (shown once), send a test
-// ping the receiver verifies as the README shows, read the delivery log, send an
+// ping the receiver verifies as docs/api.md shows, read the delivery log, send an
 // attempt again, disable the endpoint and delete it.
 
 test.beforeEach(async ({ page }) => failOnPageErrors(page));

@@ -515,7 +515,7 @@ struct WasmSize {
 fn wasm_size(site_root: &Path, bin: &Path) -> WasmSize {
     let hashes = bin.with_file_name("hash.txt");
     let hashes = std::fs::read_to_string(&hashes)
-        .unwrap_or_else(|e| panic!("{} (`cargo leptos build --release` writes it): {e}", hashes.display()));
+        .unwrap_or_else(|e| panic!("{} (`make build-release` writes it): {e}", hashes.display()));
     let hash = hashes.lines().find_map(|line| line.strip_prefix("wasm: ")).expect("a wasm line in hash.txt");
     let path = site_root.join(format!("pkg/petstore.{}.wasm", hash.trim()));
     let gzip = Command::new("gzip").args(["-9", "-c"]).arg(&path).output().expect("gzip runs");

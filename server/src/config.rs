@@ -1,5 +1,5 @@
 //! The server's settings: every one is a flag with an environment variable behind it
-//! (flag wins), parsed by clap into [`Config`]. The README's "Operations" table lists
+//! (flag wins), parsed by clap into [`Config`]. docs/operations.md's "Settings" table lists
 //! them.
 //! (`LEPTOS_*` variables, such as `LEPTOS_SITE_ROOT`, are read by Leptos itself.)
 

@@ -1,5 +1,5 @@
 //! The pet store server. `server` (or `server serve`) serves; `server keys …` manages
-//! API keys. Settings are flags or environment variables (`config::Config`, the README).
+//! API keys. Settings are flags or environment variables (`config::Config`, docs/operations.md).
 
 use std::io::IsTerminal;
 
@@ -24,7 +24,15 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "server", about = "The pet store: storefront and REST API over SQLite or PostgreSQL")]
+#[command(
+    name = "server",
+    about = "The pet store: storefront and REST API over SQLite or PostgreSQL",
+    after_help = "Besides the flags' own variables, the server reads:\n  \
+        RUST_LOG           the log filter (default info,sqlx=warn; warn turns the request lines off)\n  \
+        LEPTOS_SITE_ROOT   where the built WASM, CSS and assets are (default target/site)\n  \
+        LEPTOS_SITE_ADDR   the address to listen on when --addr is not given (default 127.0.0.1:3000)\n\n\
+        The settings are explained in docs/operations.md."
+)]
 struct Cli {
     #[command(flatten)]
     config: Config,

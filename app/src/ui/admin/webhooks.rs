@@ -103,7 +103,7 @@ fn SigningSecretView(secret: String) -> impl IntoView {
     view! {
         <ShownOnce secret id="webhook-secret" title="The signing secret (shown only this once: copy it now):">
             <p>"Receivers check each delivery's " <code>"webhook-signature"</code>
-               " with it, as the README's \"Events\" section shows."</p>
+               " with it, as the "<a href="/docs">"API guide"</a>" shows."</p>
         </ShownOnce>
     }
 }

@@ -41,7 +41,7 @@ pub fn DocsPage() -> impl IntoView {
     }
 }
 
-/// This store's own address (`Services::origin`), for the examples: the README's say
+/// This store's own address (`Services::origin`), for the examples: docs/api.md's say
 /// `localhost:3000`.
 fn own_origin() -> String {
     #[cfg(feature = "ssr")]
