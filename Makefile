@@ -62,8 +62,10 @@ test-rust: toolchain fault-tools db-tools
 	  && PETSTORE_TEST_ENGINE=postgres cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
 	     $(ENGINE_NEUTRAL_TESTS)'
 
+# Content hashes in the assets' names (browsers keep them a year): release builds only
+# (Cargo.toml's hash-files says why).
 build-release:
-	cargo leptos build --release
+	LEPTOS_HASH_FILES=true cargo leptos build --release
 
 # Every browser test over SQLite; then the smoke test (tagged @postgres) over a
 # throwaway PostgreSQL.
