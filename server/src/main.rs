@@ -58,6 +58,23 @@ enum Command {
         #[arg(long, value_name = "POSTGRES_URL")]
         to: String,
     },
+    /// Write a consistent snapshot of the SQLite store at DATABASE_URL to FILE while
+    /// servers keep serving and taking orders; it is checked before it gets its name.
+    /// (For a PostgreSQL store it prints the pg_dump command to use instead.)
+    Backup {
+        #[arg(long, value_name = "FILE")]
+        to: std::path::PathBuf,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Put a backup in the place of the SQLite store at DATABASE_URL, which no process may
+    /// have open (stop the servers first). What it replaces is kept beside it, as
+    /// `<store>.before-restore-<time>`; the migrations the backup lacks are applied.
+    Restore {
+        #[arg(long, value_name = "FILE")]
+        from: std::path::PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -93,6 +110,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve => serve(config).await,
         Command::Keys(command) => manage_keys(config, command).await,
         Command::MigrateData { from, to } => migrate_data(&from, &to).await,
+        Command::Backup { to, force } => backup(&config, &to, force).await,
+        Command::Restore { from } => restore(&config, &from).await,
     }
 }
 
@@ -124,18 +143,91 @@ async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
         .with_context(|| format!("opening the database {}", server::config::redacted(&config.database_url)))
 }
 
+/// The file of the SQLite store at `url`, which must exist: a mistyped path must not
+/// copy or back up an empty store made for the occasion.
+fn existing_sqlite_store(url: &str) -> anyhow::Result<std::path::PathBuf> {
+    let path = app::db::sqlite_file(url)?;
+    if !path.is_file() {
+        bail!("no SQLite store at {}", path.display());
+    }
+    Ok(path)
+}
+
+/// `server backup`: a snapshot of a SQLite store; a PostgreSQL store's operator is
+/// told which tool does it.
+async fn backup(config: &Config, to: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    if app::db::Engine::of_url(&config.database_url)? == app::db::Engine::Postgres {
+        bail!(
+            "a PostgreSQL store is backed up with PostgreSQL's own tools, for example:\n  \
+             pg_dump --format=custom --file={} '{}'\n\
+             (base backups with WAL archiving restore to any point in time: docs/operations.md, \"Backups\")",
+            to.display(),
+            server::config::redacted(&config.database_url)
+        );
+    }
+    existing_sqlite_store(&config.database_url)?;
+    let db = open(config).await?;
+    let pool = db.sqlite_pool().expect("a SQLite store");
+    let written = app::db::backup::backup(pool, to, force).await;
+    db.close().await;
+    let snapshot = written?;
+    eprintln!(
+        "wrote {}: {} bytes, {} pets, {} orders, schema at migration {} ({})",
+        snapshot.path.display(),
+        snapshot.bytes,
+        snapshot.pets,
+        snapshot.orders,
+        snapshot.migration.0,
+        snapshot.migration.1
+    );
+    Ok(())
+}
+
+/// `server restore`: a backup in the place of a SQLite store, then migrated as any
+/// store is when it is opened.
+async fn restore(config: &Config, from: &std::path::Path) -> anyhow::Result<()> {
+    if app::db::Engine::of_url(&config.database_url)? == app::db::Engine::Postgres {
+        bail!(
+            "a backup goes into a PostgreSQL database with migrate-data:\n  server migrate-data --from sqlite://{} --to '{}'",
+            from.display(),
+            server::config::redacted(&config.database_url)
+        );
+    }
+    let target = app::db::sqlite_file(&config.database_url)?;
+    let now = time::OffsetDateTime::now_utc();
+    let stamp = format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    );
+    let (snapshot, kept) = app::db::backup::restore(from, &target, &stamp).await?;
+    let db = open(config).await.context("opening the restored store")?;
+    db.close().await;
+    eprintln!(
+        "restored {} from {}: {} pets, {} orders (backed up at migration {}, now migrated to this release)",
+        target.display(),
+        from.display(),
+        snapshot.pets,
+        snapshot.orders,
+        snapshot.migration.0
+    );
+    if let Some(kept) = kept {
+        eprintln!("the store it replaced is kept at {}", kept.display());
+    }
+    Ok(())
+}
+
 /// `server migrate-data`: SQLite → PostgreSQL, every table, then the row counts.
 async fn migrate_data(from: &str, to: &str) -> anyhow::Result<()> {
     use app::db::{Db, Engine};
     if Engine::of_url(from)? != Engine::Sqlite || Engine::of_url(to)? != Engine::Postgres {
         bail!("migrate-data copies --from a sqlite:// store --to a postgres:// database");
     }
-    // Not created when missing: a mistyped path must not copy an empty store.
-    let path = from.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
-    let path = path.split('?').next().unwrap_or(path);
-    if !std::path::Path::new(path).is_file() {
-        bail!("no SQLite store at {path}");
-    }
+    existing_sqlite_store(from)?;
     let source = Db::connect(from).await.with_context(|| format!("opening {}", server::config::redacted(from)))?;
     let target = Db::connect(to).await.with_context(|| format!("opening {}", server::config::redacted(to)))?;
     let copied = app::db::copy::sqlite_to_postgres(&source, &target).await?;
@@ -191,16 +283,27 @@ async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Whether the WASM that a hash file (`wasm: <hash>` among its lines) names is in the site.
+fn hashed_wasm_exists(hashes: &str, options: &leptos::config::LeptosOptions) -> bool {
+    hashes.lines().filter_map(|line| line.strip_prefix("wasm: ")).any(|hash| {
+        let name = format!("{}.{}.wasm", options.output_name, hash.trim());
+        std::path::Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref()).join(name).is_file()
+    })
+}
+
 async fn serve(config: Config) -> anyhow::Result<()> {
     let leptos = get_configuration(None).context("reading the Leptos configuration")?;
     let mut options = leptos.leptos_options;
-    // `cargo leptos build` writes the assets' content hashes beside the binary; with them
-    // the pages name `petstore.<hash>.wasm`, which browsers may cache for good.
+    // `make build-release` writes the assets' content hashes beside the binary; with them
+    // the pages name `petstore.<hash>.wasm`, which browsers may cache for good. A hash
+    // file left by an earlier build whose files are gone (a later build without hashes
+    // empties the site) is ignored, or every page would link a missing WASM.
     if !options.hash_files {
         options.hash_files = std::env::current_exe()
             .ok()
             .and_then(|exe| Some(exe.parent()?.join(options.hash_file.as_ref())))
-            .is_some_and(|hashes| hashes.exists());
+            .and_then(|hashes| std::fs::read_to_string(hashes).ok())
+            .is_some_and(|hashes| hashed_wasm_exists(&hashes, &options));
     }
     let addr = config.addr.unwrap_or(options.site_addr);
     options.site_addr = addr;

@@ -243,6 +243,47 @@ fn a_new_sqlite_store_is_the_owner_s_alone() {
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }
 
+/// A store that a newer release has migrated (here: one more migration than this binary
+/// has) is refused at start, in words naming both versions, and left byte for byte.
+#[tokio::test]
+async fn a_database_from_a_newer_release_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.db");
+    let db = format!("sqlite://{}", path.display());
+    let (ok, _, stderr) = run(&db, &["keys", "list"]);
+    assert!(ok, "{stderr}");
+    let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (99991231000000, 'loyalty points', TRUE, x'00', 1)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let before = std::fs::read(&path).unwrap();
+
+    let mut serving = server(&db).args(["--addr", "127.0.0.1:0"]).stderr(Stdio::piped()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = serving.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            serving.kill().unwrap();
+            panic!("the server started on a database from a newer release");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut serving.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("newer release") && stderr.contains("99991231000000 (loyalty points)"), "{stderr}");
+    assert!(stderr.contains("knows migrations up to 2026"), "names its own newest: {stderr}");
+    assert_eq!(stderr.matches("99991231000000").count(), 1, "said once: {stderr}");
+    assert!(std::fs::read(&path).unwrap() == before, "the file changed");
+}
+
 /// `server migrate-data`, as an operator moving up from SQLite types it: the key made
 /// on SQLite works on PostgreSQL afterwards (every subcommand migrates the database it
 /// opens, so `keys` works on the new one at once), and a second run, a missing source

@@ -59,7 +59,15 @@ fn every_flag_is_documented_and_every_documented_flag_exists() {
     let documented = flags(&about_the_server(&read("docs/operations.md")));
     let served = flags(&help(&[]));
     let mut every = served.clone();
-    for subcommand in [&["serve"][..], &["keys", "create"], &["keys", "list"], &["keys", "revoke"], &["migrate-data"]] {
+    for subcommand in [
+        &["serve"][..],
+        &["keys", "create"],
+        &["keys", "list"],
+        &["keys", "revoke"],
+        &["migrate-data"],
+        &["backup"],
+        &["restore"],
+    ] {
         every.extend(flags(&help(subcommand)));
     }
     let not_documented: Vec<_> =

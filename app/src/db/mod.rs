@@ -10,6 +10,7 @@
 //! writers (`queue`), keeps the generation the read caches compare and tells whether
 //! writes work (`health`).
 
+pub mod backup;
 pub(crate) mod cache;
 pub mod copy;
 mod engine;
@@ -18,6 +19,7 @@ pub(crate) mod outbox;
 pub mod paging;
 pub(crate) mod postgres;
 mod queue;
+mod schema;
 pub(crate) mod sql;
 pub(crate) mod sqlite;
 pub mod testing;
@@ -26,6 +28,7 @@ pub use engine::{Conn, Engine, Failure, Pool, Tx};
 pub(crate) use engine::{on_conn, on_pool};
 pub use health::PROBE_EVERY;
 pub use queue::Work;
+pub use sqlite::sqlite_file;
 
 use cache::Caches;
 
@@ -64,6 +67,8 @@ struct Inner {
     pool: Pool,
     /// Which of the pool's connections a storage fault has made suspect (SQLite's).
     reopen: sqlite::Reopen,
+    /// Tells `server restore` that the store's file is open (SQLite's).
+    _in_use: sqlite::InUse,
     generation: AtomicU64,
     queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
     caches: Caches,
@@ -81,16 +86,21 @@ impl Db {
     /// database), its commits kept as `durability` says, and applies any pending
     /// migration.
     pub async fn connect_with(url: &str, durability: Durability) -> Result<Db, sqlx::Error> {
-        let (pool, reopen) = match Engine::of_url(url)? {
+        let (pool, reopen, in_use) = match Engine::of_url(url)? {
             Engine::Sqlite => {
-                let (pool, reopen) = sqlite::connect(url, durability).await?;
-                (Pool::Sqlite(pool), reopen)
+                let (pool, reopen, in_use) = sqlite::connect(url, durability).await?;
+                (Pool::Sqlite(pool), reopen, in_use)
             }
-            Engine::Postgres => (Pool::Postgres(postgres::connect(url, durability).await?), sqlite::Reopen::default()),
+            Engine::Postgres => (
+                Pool::Postgres(postgres::connect(url, durability).await?),
+                sqlite::Reopen::default(),
+                sqlite::InUse::none(),
+            ),
         };
         Ok(Db(Arc::new(Inner {
             pool,
             reopen,
+            _in_use: in_use,
             generation: AtomicU64::new(0),
             queue: Mutex::default(),
             caches: Caches::default(),

@@ -43,8 +43,22 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
         ("idle_in_transaction_session_timeout", "15s"),
     ]);
     let pool = pool_options(16).connect_with(options).await?;
+    if let Err(refused) = super::schema::refuse_unknown(&applied(&pool).await?, &MIGRATOR) {
+        pool.close().await;
+        return Err(refused);
+    }
     MIGRATOR.run(&pool).await?;
     Ok(pool)
+}
+
+/// The migrations applied to the database (none for a new one), read without writing.
+async fn applied(pool: &Pool) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    let migrated: bool =
+        sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL").fetch_one(pool).await?;
+    if !migrated {
+        return Ok(Vec::new());
+    }
+    sqlx::query_as("SELECT version, description FROM _sqlx_migrations").fetch_all(pool).await
 }
 
 /// The connections that count requests against the shared rate limits (a few beside

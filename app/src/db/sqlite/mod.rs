@@ -13,7 +13,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 type Pool = sqlx::SqlitePool;
 type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(in crate::db) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// Which pooled connections to replace. SQLite opens a file it may not write (a
 /// read-only volume, a file made immutable) read-only, silently, and such a connection
@@ -39,7 +39,7 @@ impl Reopen {
 /// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
 /// and applies any pending migration. `Reopen` tells the pool which connections to
 /// replace.
-pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen), sqlx::Error> {
+pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen, InUse), sqlx::Error> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -57,6 +57,7 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen)
         std::fs::create_dir_all(parent).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     }
     create_private(options.get_filename()).map_err(|e| sqlx::Error::Configuration(e.into()))?;
+    let in_use = InUse::take_shared(options.get_filename()).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     let reopen = Reopen::default();
     let replaced = reopen.clone();
     let pool = SqlitePoolOptions::new()
@@ -77,8 +78,77 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen)
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await?;
+    if let Err(refused) = super::schema::refuse_unknown(&applied(&pool).await?, &MIGRATOR) {
+        pool.close().await;
+        return Err(refused);
+    }
     MIGRATOR.run(&pool).await?;
-    Ok((pool, reopen))
+    Ok((pool, reopen, in_use))
+}
+
+/// The migrations applied to the database (none for a new one), read without writing.
+async fn applied(pool: &Pool) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    let migrated: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations')",
+    )
+    .fetch_one(pool)
+    .await?;
+    if !migrated {
+        return Ok(Vec::new());
+    }
+    sqlx::query_as("SELECT version, description FROM _sqlx_migrations").fetch_all(pool).await
+}
+
+/// The file of the SQLite store at `url` (`sqlite://data/petstore.db?mode=rwc` →
+/// `data/petstore.db`).
+pub fn sqlite_file(url: &str) -> Result<std::path::PathBuf, sqlx::Error> {
+    Ok(SqliteConnectOptions::from_str(url)?.get_filename().to_path_buf())
+}
+
+/// An advisory lock on the store's file (flock, which SQLite's own locks do not touch):
+/// shared while a process has the store open, exclusive while `server restore` replaces
+/// it. Released when dropped, or when the process ends however it ends.
+#[derive(Debug)]
+pub struct InUse(#[allow(dead_code, reason = "held for its lock")] Option<std::fs::File>);
+
+impl InUse {
+    /// No lock (a PostgreSQL store's).
+    pub fn none() -> InUse {
+        InUse(None)
+    }
+
+    /// Shared with every other process that has the store open; refused while a restore
+    /// holds it alone. An in-memory database has no file to lock.
+    fn take_shared(path: &std::path::Path) -> std::io::Result<InUse> {
+        if path.as_os_str().is_empty() || path == std::path::Path::new(":memory:") {
+            return Ok(InUse(None));
+        }
+        let file = std::fs::File::open(path)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared).map_err(|_| {
+            std::io::Error::other(format!(
+                "{} is being restored (`server restore` holds it); try again when it ends",
+                path.display()
+            ))
+        })?;
+        Ok(InUse(Some(file)))
+    }
+
+    /// The store at `path` alone, or an error saying that a process has it open. A
+    /// missing file is nobody's.
+    pub fn take_alone(path: &std::path::Path) -> std::io::Result<InUse> {
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(InUse(None)),
+            Err(err) => return Err(err),
+        };
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
+            std::io::Error::other(format!(
+                "{} is open in another process (a server, or a `server` command): stop it first",
+                path.display()
+            ))
+        })?;
+        Ok(InUse(Some(file)))
+    }
 }
 
 /// Creates the store's file, when it is missing, readable and writable by its owner
