@@ -47,6 +47,11 @@ pub struct Config {
     /// acknowledged) or normal (a power cut may lose the last writes; a crash never does)
     #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = Durability::default(), global = true)]
     pub durability: Durability,
+    /// Before applying a release's migrations to an existing SQLite store, write a
+    /// snapshot of it beside it (`<store>.pre-<migration>`, the newest two kept)
+    #[arg(long, env = "PETSTORE_SNAPSHOT_BEFORE_MIGRATING", default_value_t = true, action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub snapshot_before_migrating: bool,
     /// Log format on standard error (the level is set with RUST_LOG)
     #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
     pub log_format: LogFormat,

@@ -58,6 +58,9 @@ enum Command {
         #[arg(long, value_name = "POSTGRES_URL")]
         to: String,
     },
+    /// Apply the migrations the database at DATABASE_URL lacks, then exit (an existing
+    /// SQLite store is snapshotted first): migrate once before rolling out a release.
+    Migrate,
     /// Write a consistent snapshot of the SQLite store at DATABASE_URL to FILE while
     /// servers keep serving and taking orders; it is checked before it gets its name.
     /// (For a PostgreSQL store it prints the pg_dump command to use instead.)
@@ -110,6 +113,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve => serve(config).await,
         Command::Keys(command) => manage_keys(config, command).await,
         Command::MigrateData { from, to } => migrate_data(&from, &to).await,
+        Command::Migrate => migrate(&config).await,
         Command::Backup { to, force } => backup(&config, &to, force).await,
         Command::Restore { from } => restore(&config, &from).await,
     }
@@ -138,7 +142,9 @@ fn init_logging(format: LogFormat) -> server::ops::log_writer::FlushOnDrop {
 }
 
 async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
-    app::db::Db::connect_with(&config.database_url, config.durability)
+    let opening =
+        app::db::Opening { durability: config.durability, snapshot_before_migrating: config.snapshot_before_migrating };
+    app::db::Db::open(&config.database_url, opening)
         .await
         .with_context(|| format!("opening the database {}", server::config::redacted(&config.database_url)))
 }
@@ -151,6 +157,15 @@ fn existing_sqlite_store(url: &str) -> anyhow::Result<std::path::PathBuf> {
         bail!("no SQLite store at {}", path.display());
     }
     Ok(path)
+}
+
+/// `server migrate`: opening a store migrates it; this says to which migration.
+async fn migrate(config: &Config) -> anyhow::Result<()> {
+    let db = open(config).await?;
+    let newest = db.newest_migration().await.context("reading the migrations applied");
+    db.close().await;
+    eprintln!("the database is at migration {}, this release's newest", newest?);
+    Ok(())
 }
 
 /// `server backup`: a snapshot of a SQLite store; a PostgreSQL store's operator is

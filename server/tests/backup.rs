@@ -214,3 +214,95 @@ async fn a_restore_refuses_what_is_not_a_whole_store_and_a_store_in_use_and_repl
     let now = listed(&store);
     assert!(now.contains("first") && !now.contains("after the backup"), "the store is the backup's: {now}");
 }
+
+/// An existing store one migration behind this release, as the previous release left it.
+async fn store_one_migration_behind(path: &Path) -> (i64, String) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../app/migrations/sqlite");
+    let mut files: Vec<_> = std::fs::read_dir(&source).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let newest = files.pop().unwrap();
+    let older = tempfile::tempdir().unwrap();
+    for file in &files {
+        std::fs::copy(file, older.path().join(file.file_name().unwrap())).unwrap();
+    }
+    // In WAL mode, as every release leaves its store.
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    sqlx::migrate::Migrator::new(older.path()).await.unwrap().run(&pool).await.unwrap();
+    pool.close().await;
+    let name = newest.file_name().unwrap().to_string_lossy().into_owned();
+    (name.split('_').next().unwrap().parse().unwrap(), name)
+}
+
+#[tokio::test]
+async fn an_upgrade_snapshots_the_store_before_migrating_it_and_keeps_the_newest_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("shop.db");
+    let (version, name) = store_one_migration_behind(&store).await;
+    for old in ["shop.db.pre-20200101000000", "shop.db.pre-20210101000000"] {
+        std::fs::write(dir.path().join(old), "an older snapshot").unwrap();
+    }
+    let (ok, said) = server(&store, &["keys", "list"]);
+    assert!(ok, "{said}");
+
+    let snapshot = dir.path().join(format!("shop.db.pre-{version}"));
+    let copy = sqlite(&snapshot).await;
+    let versions: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations").fetch_all(&copy).await.unwrap();
+    assert!(!versions.is_empty() && !versions.contains(&version), "the snapshot is the store before {name}");
+    copy.close().await;
+    let migrated = sqlite(&store).await;
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations").fetch_all(&migrated).await.unwrap();
+    assert!(versions.contains(&version), "the store itself is migrated");
+    migrated.close().await;
+    assert!(!dir.path().join("shop.db.pre-20200101000000").exists(), "the oldest snapshot is deleted");
+    assert!(dir.path().join("shop.db.pre-20210101000000").exists(), "the newest two are kept");
+
+    // Up to date: nothing more is taken.
+    let (ok, said) = server(&store, &["keys", "list"]);
+    assert!(ok, "{said}");
+    assert!(dir.path().join("shop.db.pre-20210101000000").exists());
+}
+
+#[tokio::test]
+async fn server_migrate_migrates_and_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("shop.db");
+    let (version, _) = store_one_migration_behind(&store).await;
+    let (ok, said) = server(&store, &["migrate"]);
+    assert!(ok, "{said}");
+    assert!(said.contains(&format!("the database is at migration {version}")), "{said}");
+    assert!(dir.path().join(format!("shop.db.pre-{version}")).exists(), "snapshotted first");
+}
+
+#[tokio::test]
+async fn a_snapshot_that_cannot_be_written_stops_the_upgrade_before_it_migrates_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("shop.db");
+    let (version, _) = store_one_migration_behind(&store).await;
+    // The snapshot's name is taken by a folder with something in it: the rename fails.
+    let blocker = dir.path().join(format!("shop.db.pre-{version}"));
+    std::fs::create_dir_all(blocker.join("inside")).unwrap();
+    let before = std::fs::read(&store).unwrap();
+
+    let (ok, said) = server(&store, &["keys", "list"]);
+    assert!(!ok, "it migrated without a snapshot");
+    assert!(
+        said.contains(&format!("before applying migration {version}")) && said.contains("nothing was migrated"),
+        "{said}"
+    );
+    assert!(std::fs::read(&store).unwrap() == before, "the store changed");
+    let hidden: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("partial"))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+
+    // Told to go on without one, it migrates.
+    let (ok, said) = server(&store, &["--snapshot-before-migrating=false", "keys", "list"]);
+    assert!(ok, "{said}");
+}

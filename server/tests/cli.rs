@@ -284,6 +284,29 @@ async fn a_database_from_a_newer_release_is_refused_and_left_as_it_was() {
     assert!(std::fs::read(&path).unwrap() == before, "the file changed");
 }
 
+/// The same on PostgreSQL: refused, in words, and the migrations table is as it was.
+#[tokio::test]
+async fn a_postgres_database_from_a_newer_release_is_refused() {
+    let db = app::db::testing::new_postgres_database().await;
+    let (ok, _, stderr) = run(&db, &["keys", "list"]);
+    assert!(ok, "{stderr}");
+    let pool = sqlx::PgPool::connect(&db).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (99991231000000, 'loyalty points', TRUE, '\\x00', 1)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let applied = || sqlx::query_scalar::<_, i64>("SELECT count(*) FROM _sqlx_migrations").fetch_one(&pool);
+    let before = applied().await.unwrap();
+    let (ok, _, stderr) = run(&db, &["keys", "list"]);
+    assert!(!ok, "it opened a database from a newer release");
+    assert!(stderr.contains("newer release") && stderr.contains("99991231000000 (loyalty points)"), "{stderr}");
+    assert_eq!(applied().await.unwrap(), before);
+    pool.close().await;
+}
+
 /// `server migrate-data`, as an operator moving up from SQLite types it: the key made
 /// on SQLite works on PostgreSQL afterwards (every subcommand migrates the database it
 /// opens, so `keys` works on the new one at once), and a second run, a missing source

@@ -175,3 +175,27 @@ fn sync_parent(path: &Path) -> std::io::Result<()> {
         None => sync(Path::new(".")),
     }
 }
+
+/// A snapshot of an existing store before `version` (its first pending migration) is
+/// applied: `<store>.pre-<version>` beside it. The newest two are kept, older ones
+/// deleted.
+pub(super) async fn before_migrating(pool: &sqlx::SqlitePool, store: &Path, version: i64) -> Result<PathBuf, Refused> {
+    let to = with_suffix(store, &format!(".pre-{version}"));
+    let snapshot = backup(pool, &to, true).await?;
+    tracing::info!(path = %snapshot.path.display(), orders = snapshot.orders, "took a snapshot of the store before migrating it");
+    let prefix = format!("{}.pre-", file_name(store));
+    let folder = store.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut taken: Vec<(i64, PathBuf)> = std::fs::read_dir(folder)
+        .map_err(|err| refused(folder.display(), err))?
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let version = path.file_name()?.to_str()?.strip_prefix(&prefix)?.parse().ok()?;
+            Some((version, path))
+        })
+        .collect();
+    taken.sort();
+    for (_, old) in taken.iter().rev().skip(2) {
+        let _ = std::fs::remove_file(old);
+    }
+    Ok(snapshot.path)
+}

@@ -54,6 +54,15 @@ pub enum Durability {
     Normal,
 }
 
+/// How a store is opened.
+#[derive(Clone, Copy, Debug)]
+pub struct Opening {
+    pub durability: Durability,
+    /// Before an existing SQLite store is migrated, a snapshot of it is written beside
+    /// it (`<store>.pre-<migration>`; the newest two are kept).
+    pub snapshot_before_migrating: bool,
+}
+
 /// The store's data, as one handle: the pool, this process's queue of writers, the
 /// generation of the data (which every committed write moves on, and so does
 /// [`Db::watch_catalog`] when another process changed the catalog) and the read caches
@@ -86,9 +95,29 @@ impl Db {
     /// database), its commits kept as `durability` says, and applies any pending
     /// migration.
     pub async fn connect_with(url: &str, durability: Durability) -> Result<Db, sqlx::Error> {
+        Db::open(url, Opening { durability, snapshot_before_migrating: true }).await
+    }
+
+    /// Opens the database at `url` as `opening` says, and applies any pending migration
+    /// (on an existing SQLite store, after a snapshot of it, when asked).
+    pub async fn open(url: &str, opening: Opening) -> Result<Db, sqlx::Error> {
+        let durability = opening.durability;
         let (pool, reopen, in_use) = match Engine::of_url(url)? {
             Engine::Sqlite => {
                 let (pool, reopen, in_use) = sqlite::connect(url, durability).await?;
+                if opening.snapshot_before_migrating
+                    && let Some(version) = sqlite::first_pending(&pool).await?
+                {
+                    let store = sqlite::sqlite_file(url)?;
+                    backup::before_migrating(&pool, &store, version).await.map_err(|err| {
+                        sqlx::Error::InvalidArgument(format!(
+                            "before applying migration {version}, a snapshot of the store could not be taken, so \
+                             nothing was migrated: {err} (free some space, or start with \
+                             --snapshot-before-migrating=false to migrate without one)"
+                        ))
+                    })?;
+                }
+                sqlite::migrate(&pool).await?;
                 (Pool::Sqlite(pool), reopen, in_use)
             }
             Engine::Postgres => (
@@ -113,6 +142,15 @@ impl Db {
     /// by the caches.
     pub fn pool(&self) -> &Pool {
         &self.0.pool
+    }
+
+    /// The newest migration applied to the database.
+    pub async fn newest_migration(&self) -> Result<i64, sqlx::Error> {
+        const NEWEST: &str = "SELECT max(version) FROM _sqlx_migrations";
+        match self.pool() {
+            Pool::Sqlite(pool) => sqlx::query_scalar(NEWEST).fetch_one(pool).await,
+            Pool::Postgres(pool) => sqlx::query_scalar(NEWEST).fetch_one(pool).await,
+        }
     }
 
     /// The pool when the store is on SQLite (tools and tests that only work there).

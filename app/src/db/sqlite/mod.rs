@@ -37,8 +37,8 @@ impl Reopen {
 }
 
 /// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
-/// and applies any pending migration. `Reopen` tells the pool which connections to
-/// replace.
+/// refusing one a newer release has migrated ([`migrate`] applies what it lacks).
+/// `Reopen` tells the pool which connections to replace.
 pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen, InUse), sqlx::Error> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
@@ -82,8 +82,23 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen,
         pool.close().await;
         return Err(refused);
     }
-    MIGRATOR.run(&pool).await?;
     Ok((pool, reopen, in_use))
+}
+
+/// The first migration an existing store still lacks (`None` for a new store, which
+/// has nothing to lose, or one that is up to date).
+pub async fn first_pending(pool: &Pool) -> Result<Option<i64>, sqlx::Error> {
+    let applied = applied(pool).await?;
+    if applied.is_empty() {
+        return Ok(None);
+    }
+    Ok(MIGRATOR.iter().map(|m| m.version).filter(|version| !applied.iter().any(|(v, _)| v == version)).min())
+}
+
+/// Applies the migrations the store lacks.
+pub async fn migrate(pool: &Pool) -> Result<(), sqlx::Error> {
+    MIGRATOR.run(pool).await?;
+    Ok(())
 }
 
 /// The migrations applied to the database (none for a new one), read without writing.
