@@ -139,13 +139,16 @@ impl InUse {
             return Ok(InUse(None));
         }
         let file = std::fs::File::open(path)?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared).map_err(|_| {
-            std::io::Error::other(format!(
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared) {
+            Ok(()) => Ok(InUse(Some(file))),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(std::io::Error::other(format!(
                 "{} is being restored (`server restore` holds it); try again when it ends",
                 path.display()
-            ))
-        })?;
-        Ok(InUse(Some(file)))
+            ))),
+            // A file system without flock (some network ones): the store works as
+            // before; only `server restore` cannot tell that it is open.
+            Err(_) => Ok(InUse(None)),
+        }
     }
 
     /// The store at `path` alone, or an error saying that a process has it open. A
@@ -156,13 +159,18 @@ impl InUse {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(InUse(None)),
             Err(err) => return Err(err),
         };
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
-            std::io::Error::other(format!(
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(InUse(Some(file))),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(std::io::Error::other(format!(
                 "{} is open in another process (a server, or a `server` command): stop it first",
                 path.display()
-            ))
-        })?;
-        Ok(InUse(Some(file)))
+            ))),
+            Err(err) => Err(std::io::Error::other(format!(
+                "cannot tell whether {} is open in another process (its file system refuses flock: {err}); \
+                 nothing was replaced",
+                path.display()
+            ))),
+        }
     }
 }
 
