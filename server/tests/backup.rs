@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -94,32 +93,11 @@ async fn a_backup_taken_while_eight_clients_order_holds_every_order_acknowledged
     assert!(said.contains(&format!("wrote {}", backup.display())) && said.contains(" orders, schema at migration "));
     assert!(acknowledged.iter().filter(|(_, before)| !before).count() > 0, "orders went on during the backup");
 
-    let copy = sqlite(&backup).await;
-    let verdict: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&copy).await.unwrap();
-    assert_eq!(verdict, "ok");
-    let kept: Vec<(i64, i64, i64)> =
-        sqlx::query_as("SELECT id, pet_id, quantity FROM orders").fetch_all(&copy).await.unwrap();
+    let kept = common::live::orders_with_their_stock_taken(&backup, &pets, START_STOCK).await;
     let kept_ids: std::collections::HashSet<i64> = kept.iter().map(|(id, _, _)| *id).collect();
     let missing: Vec<_> = acknowledged.iter().filter(|(id, before)| *before && !kept_ids.contains(id)).collect();
     assert!(missing.is_empty(), "orders acknowledged before the backup began are missing: {missing:?}");
     assert!(said.contains(&format!(", {} orders,", kept.len())), "it says what it wrote: {said}");
-    let mut ordered: HashMap<i64, i64> = HashMap::new();
-    for (_, pet, quantity) in &kept {
-        *ordered.entry(*pet).or_default() += quantity;
-    }
-    for pet in &pets {
-        let left: i64 = sqlx::query_scalar("SELECT quantity FROM inventory WHERE pet_id = ?")
-            .bind(pet)
-            .fetch_one(&copy)
-            .await
-            .unwrap();
-        assert_eq!(
-            left + ordered.get(pet).copied().unwrap_or(0),
-            START_STOCK,
-            "pet {pet}: stock taken = units ordered"
-        );
-    }
-    copy.close().await;
     let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&backup).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600, "a backup holds secrets: {mode:o}");
     let leftovers: Vec<_> =

@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -77,34 +77,6 @@ fn delete_store(store: &Path) {
         let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
     }
     assert!(!store.exists());
-}
-
-/// Orders `(id, pet, quantity)` in a restored file, its integrity checked and its stock
-/// compared with them.
-async fn check_restored(path: &Path, pets: &[i64]) -> Vec<(i64, i64, i64)> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap();
-    let verdict: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&pool).await.unwrap();
-    assert_eq!(verdict, "ok");
-    let orders: Vec<(i64, i64, i64)> =
-        sqlx::query_as("SELECT id, pet_id, quantity FROM orders").fetch_all(&pool).await.unwrap();
-    let mut ordered: HashMap<i64, i64> = HashMap::new();
-    for (_, pet, quantity) in &orders {
-        *ordered.entry(*pet).or_default() += quantity;
-    }
-    for pet in pets {
-        let left: i64 = sqlx::query_scalar("SELECT quantity FROM inventory WHERE pet_id = ?")
-            .bind(pet)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-        assert_eq!(
-            left + ordered.get(pet).copied().unwrap_or(0),
-            START_STOCK,
-            "pet {pet}: stock taken = units ordered"
-        );
-    }
-    pool.close().await;
-    orders
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -189,7 +161,11 @@ async fn litestream_brings_back_the_orders_acknowledged_before_a_crash_and_a_tim
     // come up to 1.02 s after the order before it, so the bound is 1.5 s, not 1.
     let latest = dir.path().join("latest.db");
     restore(&config, &store, &latest, None);
-    let kept: HashSet<i64> = check_restored(&latest, &pets).await.into_iter().map(|(id, _, _)| id).collect();
+    let kept: HashSet<i64> = common::live::orders_with_their_stock_taken(&latest, &pets, START_STOCK)
+        .await
+        .into_iter()
+        .map(|(id, _, _)| id)
+        .collect();
     let missing: Vec<_> = before_the_mistake
         .iter()
         .chain(&after_the_mistake)
@@ -212,7 +188,11 @@ async fn litestream_brings_back_the_orders_acknowledged_before_a_crash_and_a_tim
     // placed before it and none after.
     let before = dir.path().join("before.db");
     restore(&config, &store, &before, Some(&point_in_time));
-    let orders: HashSet<i64> = check_restored(&before, &pets).await.into_iter().map(|(id, _, _)| id).collect();
+    let orders: HashSet<i64> = common::live::orders_with_their_stock_taken(&before, &pets, START_STOCK)
+        .await
+        .into_iter()
+        .map(|(id, _, _)| id)
+        .collect();
     assert!(before_the_mistake.iter().all(|(id, _)| orders.contains(id)), "an order placed before the time is missing");
     assert!(after_the_mistake.iter().all(|(id, _)| !orders.contains(id)), "an order placed after the time is there");
     delete_store(&store);

@@ -287,3 +287,28 @@ impl Http {
         reply
     }
 }
+
+/// The orders `(id, pet, quantity)` in a SQLite store file (a backup, a restored copy),
+/// once its `integrity_check` is ok and each of `pets`, stocked with `start` units, has
+/// lost exactly the units ordered of it.
+pub async fn orders_with_their_stock_taken(path: &Path, pets: &[i64], start: i64) -> Vec<(i64, i64, i64)> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    let verdict: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&pool).await.unwrap();
+    assert_eq!(verdict, "ok", "{}", path.display());
+    let orders: Vec<(i64, i64, i64)> =
+        sqlx::query_as("SELECT id, pet_id, quantity FROM orders").fetch_all(&pool).await.unwrap();
+    let mut ordered = std::collections::HashMap::<i64, i64>::new();
+    for (_, pet, quantity) in &orders {
+        *ordered.entry(*pet).or_default() += quantity;
+    }
+    for pet in pets {
+        let left: i64 = sqlx::query_scalar("SELECT quantity FROM inventory WHERE pet_id = ?")
+            .bind(pet)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(left + ordered.get(pet).copied().unwrap_or(0), start, "pet {pet}: stock taken = units ordered");
+    }
+    pool.close().await;
+    orders
+}
