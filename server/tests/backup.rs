@@ -170,9 +170,13 @@ async fn a_restore_refuses_what_is_not_a_whole_store_and_a_store_in_use_and_repl
     assert!(live.terminate());
     assert!(std::fs::read(&store).unwrap() == before, "the store changed");
 
-    // Stopped, the restore goes through and keeps what it replaced.
+    // Stopped, the restore goes through and keeps what it replaced; the store is its
+    // owner's alone even when the backup was not.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&backup, std::fs::Permissions::from_mode(0o644)).unwrap();
     let (ok, said) = server(&store, &["restore", "--from", backup.to_str().unwrap()]);
     assert!(ok, "{said}");
+    assert_eq!(std::fs::metadata(&store).unwrap().permissions().mode() & 0o777, 0o600);
     assert!(said.contains("the store it replaced is kept at"), "{said}");
     let kept = files(dir.path())
         .into_iter()

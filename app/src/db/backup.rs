@@ -82,6 +82,10 @@ pub async fn restore(from: &Path, target: &Path, now: &str) -> Result<(Snapshot,
     let restored = async {
         create_private(&partial).map_err(|err| refused(format_args!("creating {}", partial.display()), err))?;
         std::fs::copy(from, &partial).map_err(|err| refused(format_args!("copying {}", from.display()), err))?;
+        // `copy` gives the copy the source's mode (a Litestream restore's is 0644): the
+        // store is its owner's alone, whatever it was restored from.
+        std::fs::set_permissions(&partial, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .map_err(|err| refused(format_args!("making {} private", partial.display()), err))?;
         sync(&partial).map_err(|err| refused(format_args!("syncing {}", partial.display()), err))?;
         let kept = if target.exists() {
             for suffix in ["-wal", "-shm"] {
