@@ -146,11 +146,7 @@ impl Db {
 
     /// The newest migration applied to the database.
     pub async fn newest_migration(&self) -> Result<i64, sqlx::Error> {
-        const NEWEST: &str = "SELECT max(version) FROM _sqlx_migrations";
-        match self.pool() {
-            Pool::Sqlite(pool) => sqlx::query_scalar(NEWEST).fetch_one(pool).await,
-            Pool::Postgres(pool) => sqlx::query_scalar(NEWEST).fetch_one(pool).await,
-        }
+        on_pool!(self, |pool| sqlx::query_scalar("SELECT max(version) FROM _sqlx_migrations").fetch_one(pool).await)
     }
 
     /// The pool when the store is on SQLite (tools and tests that only work there).
