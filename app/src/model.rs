@@ -328,6 +328,24 @@ pub struct StatusStock {
     pub units: i64,
 }
 
+/// How the scheduled snapshots of a SQLite store stand, for the dashboard
+/// (`services::backups::status`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackupStatus {
+    /// Every how many seconds one is taken (`--backup-every`); `None` when no server
+    /// of this store has taken scheduled backups.
+    pub every_seconds: Option<i64>,
+    /// When the last one was written (RFC 3339), how long ago, and where.
+    pub last_success_at: Option<String>,
+    pub last_success_ago_seconds: Option<i64>,
+    pub last_file: Option<String>,
+    /// Why the last attempt failed, when it did (and none has succeeded since).
+    pub failing: Option<String>,
+    /// What staff should be warned of: the last backup is older than twice the
+    /// interval, or the last attempt failed.
+    pub warning: Option<String>,
+}
+
 /// API requests per minute over the last hour (oldest first), for the dashboard.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrafficSeries {
@@ -966,4 +984,27 @@ pub struct Delivery {
 /// unique so, and searches match so).
 pub fn fold(text: &str) -> String {
     text.to_lowercase()
+}
+
+/// A span of seconds as people say it: "40 s", "12 min", "5 h", "3 days".
+pub fn span_in_words(seconds: i64) -> String {
+    match seconds {
+        ..120 => format!("{seconds} s"),
+        120..7_200 => format!("{} min", seconds / 60),
+        7_200..172_800 => format!("{} h", seconds / 3_600),
+        _ => format!("{} days", seconds / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_read_as_people_say_them() {
+        assert_eq!(span_in_words(40), "40 s");
+        assert_eq!(span_in_words(12 * 60 + 5), "12 min");
+        assert_eq!(span_in_words(5 * 3600), "5 h");
+        assert_eq!(span_in_words(3 * 86_400), "3 days");
+    }
 }

@@ -52,6 +52,17 @@ pub struct Config {
     #[arg(long, env = "PETSTORE_SNAPSHOT_BEFORE_MIGRATING", default_value_t = true, action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new(), global = true)]
     pub snapshot_before_migrating: bool,
+    /// Take scheduled snapshots of the SQLite store into this folder (created if
+    /// missing); of several servers over one store file, one takes them
+    #[arg(long, env = "PETSTORE_BACKUP_DIR", global = true)]
+    pub backup_dir: Option<std::path::PathBuf>,
+    /// How often a scheduled snapshot is taken (with --backup-dir), such as 6h, 15m or 2s
+    #[arg(long, env = "PETSTORE_BACKUP_EVERY", default_value = "6h", value_parser = parse_interval, global = true)]
+    pub backup_every: Duration,
+    /// How many scheduled snapshots are kept; the oldest beyond them are deleted
+    #[arg(long, env = "PETSTORE_BACKUP_KEEP", default_value_t = 28,
+          value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
+    pub backup_keep: u32,
     /// Log format on standard error (the level is set with RUST_LOG)
     #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
     pub log_format: LogFormat,
@@ -222,6 +233,16 @@ pub fn parse_database_url(raw: &str) -> Result<String, String> {
 }
 
 /// A whole number of seconds from 1 to 3600.
+/// A duration such as `6h`, `15m`, `2s` or `1h 30m`, from one second to 30 days.
+fn parse_interval(raw: &str) -> Result<Duration, String> {
+    let span = humantime::parse_duration(raw.trim())
+        .map_err(|err| format!("expected a duration such as 6h, 15m or 2s: {err}"))?;
+    if span < Duration::from_secs(1) || span > Duration::from_secs(30 * 86_400) {
+        return Err(format!("expected from 1s to 30 days, got {raw:?}"));
+    }
+    Ok(Duration::from_secs(span.as_secs()))
+}
+
 fn parse_timeout(raw: &str) -> Result<Duration, String> {
     match raw.trim().parse::<u64>() {
         Ok(seconds @ 1..=3600) => Ok(Duration::from_secs(seconds)),

@@ -172,13 +172,7 @@ async fn migrate(config: &Config) -> anyhow::Result<()> {
 /// told which tool does it.
 async fn backup(config: &Config, to: &std::path::Path, force: bool) -> anyhow::Result<()> {
     if app::db::Engine::of_url(&config.database_url)? == app::db::Engine::Postgres {
-        bail!(
-            "a PostgreSQL store is backed up with PostgreSQL's own tools, for example:\n  \
-             pg_dump --format=custom --file={} '{}'\n\
-             (base backups with WAL archiving restore to any point in time: docs/operations.md, \"Backups\")",
-            to.display(),
-            server::config::redacted(&config.database_url)
-        );
+        bail!("{}", postgres_backups(&config.database_url, &to.display().to_string()));
     }
     existing_sqlite_store(&config.database_url)?;
     let db = open(config).await?;
@@ -196,6 +190,18 @@ async fn backup(config: &Config, to: &std::path::Path, force: bool) -> anyhow::R
         snapshot.migration.1
     );
     Ok(())
+}
+
+/// What to tell the operator who asks the server to back up a PostgreSQL store.
+fn postgres_backups(url: &str, file: &str) -> String {
+    let url = server::config::redacted(url);
+    format!(
+        "a PostgreSQL store is backed up with PostgreSQL's own tools, for example:\n  \
+         pg_dump --format=custom --file={file} '{url}'\n\
+         or, to restore to any point in time, base backups with WAL archiving:\n  \
+         pg_basebackup --pgdata=base-backup --wal-method=stream --checkpoint=fast --dbname='{url}'\n\
+         (docs/operations.md, \"Backups\", gives both recipes)"
+    )
 }
 
 /// `server restore`: a backup in the place of a SQLite store, then migrated as any
@@ -323,6 +329,14 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let addr = config.addr.unwrap_or(options.site_addr);
     options.site_addr = addr;
     let config = Config { addr: Some(addr), ..config };
+    let store_file = match app::db::Engine::of_url(&config.database_url)? {
+        app::db::Engine::Sqlite => Some(app::db::sqlite_file(&config.database_url)?),
+        app::db::Engine::Postgres if config.backup_dir.is_some() => bail!(
+            "--backup-dir takes snapshots of a SQLite store; {}",
+            postgres_backups(&config.database_url, "petstore.dump")
+        ),
+        app::db::Engine::Postgres => None,
+    };
 
     let db = open(&config).await?;
     let clock = Clock::system();
@@ -348,9 +362,15 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 
+    let scheduled_backups = config.backup_dir.clone().zip(store_file).map(|(dir, store)| {
+        let keep = config.backup_keep as usize;
+        (store, app::services::backups::Schedule { dir, every: config.backup_every, keep })
+    });
     let state = AppState::new(db.clone(), config, clock).await.context("loading the rate-limit counters")?;
     let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
+    let backups = scheduled_backups
+        .map(|(store, schedule)| app::services::backups::spawn(db.clone(), state.clock.clone(), store, schedule));
     let limiter = state.access.limiter.clone();
     let feed = state.feed.clone();
     let limits = server::serve::Limits::of(&state.config);
@@ -370,6 +390,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     limiter.flush(&db).await.context("saving the rate-limit counters")?;
     flusher.abort();
     upkeep.abort();
+    if let Some(backups) = backups {
+        backups.stop().await;
+    }
     db.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -216,3 +216,78 @@ async fn the_dashboard_counts_api_requests_per_key_and_draws_stock_and_orders() 
     assert_eq!((stock("available"), stock("pending")), ((0, 0), (1, 0)), "{}", dashboard.body);
     assert_eq!(dashboard.body["orders_per_hour"][10], 2, "{}", dashboard.body);
 }
+
+/// The `/admin` page's HTML for the staff session `cookie`.
+async fn dashboard_page(app: &TestApp, cookie: &str) -> String {
+    let request = Request::get("/admin").header(header::COOKIE, cookie).body(Body::empty()).unwrap();
+    let reply = app.send(request).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    reply.text
+}
+
+/// What the scheduled backups' row says, written as a server taking them would.
+async fn backups_were(app: &TestApp, every: i64, success: Option<i64>, failure: Option<(i64, &str)>) {
+    let pool = app.db.sqlite_pool().expect("a SQLite store");
+    sqlx::query(
+        "UPDATE backup_schedule SET every_seconds = $1, last_attempt_at = $2, last_success_at = $3,
+         last_file = '/backups/shop-1.db', last_failure_at = $4, last_error = $5",
+    )
+    .bind(every)
+    .bind(failure.map(|(at, _)| at).or(success))
+    .bind(success)
+    .bind(failure.map(|(at, _)| at))
+    .bind(failure.map(|(_, why)| why))
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_dashboard_says_when_the_last_backup_was_taken_and_warns_when_it_is_late_or_failing() {
+    let app = TestApp::new().await;
+    let (_, staff) = session(&app, Role::Admin).await;
+    let backups = async || app.call_fn(Some(&staff), "staff_dashboard", "").await.body["backups"].clone();
+    if app::db::testing::on_postgres() {
+        // Backed up with PostgreSQL's own tools: the dashboard has nothing to say.
+        assert!(backups().await.is_null());
+        assert!(!dashboard_page(&app, &staff).await.contains("class=\"meta backups\""));
+        return;
+    }
+
+    let off = backups().await;
+    assert_eq!((off["every_seconds"].is_null(), off["warning"].is_null()), (true, true), "{off}");
+    assert!(dashboard_page(&app, &staff).await.contains("Scheduled backups are off"));
+
+    // Every hour, the last one 90 minutes ago: late, but not yet twice the interval.
+    backups_were(&app, 3_600, Some(common::T0 - 5_400), None).await;
+    let fine = backups().await;
+    assert_eq!(fine["last_success_ago_seconds"], 5_400, "{fine}");
+    assert!(fine["warning"].is_null(), "{fine}");
+    let page = dashboard_page(&app, &staff).await;
+    assert!(page.contains("Last backup taken 90 min ago"), "{page}");
+    assert!(!page.contains("role=\"alert\""), "{page}");
+
+    // Two hours and a second: more than twice the interval.
+    backups_were(&app, 3_600, Some(common::T0 - 7_201), None).await;
+    let late = backups().await;
+    let warning = late["warning"].as_str().expect("a warning");
+    assert!(warning.contains("2 h ago") && warning.contains("twice the interval"), "{late}");
+    assert!(dashboard_page(&app, &staff).await.contains(warning));
+
+    // The last attempt failed, after an earlier success: the failure is what staff see.
+    backups_were(
+        &app,
+        3_600,
+        Some(common::T0 - 3_600),
+        Some((common::T0 - 10, "creating the folder /backups: Permission denied")),
+    )
+    .await;
+    let failing = backups().await;
+    assert_eq!(failing["failing"], "creating the folder /backups: Permission denied", "{failing}");
+    let page = dashboard_page(&app, &staff).await;
+    assert!(
+        page.contains("The last scheduled backup failed: creating the folder /backups: Permission denied"),
+        "{page}"
+    );
+    assert!(page.contains("role=\"alert\""), "{page}");
+}

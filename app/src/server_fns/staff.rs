@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::model::{ApiKey, Category, CreatedApiKey, Page, Pet, PetCard, StatusStock, TrafficSeries};
+use crate::model::{ApiKey, BackupStatus, Category, CreatedApiKey, Page, Pet, PetCard, StatusStock, TrafficSeries};
 
 #[cfg(feature = "ssr")]
 use super::call::Call;
@@ -34,6 +34,8 @@ pub struct Dashboard {
     pub api: TrafficSeries,
     /// The same for the busiest keys of the hour.
     pub busiest: Vec<TrafficSeries>,
+    /// How the scheduled backups stand (`None` on a PostgreSQL store).
+    pub backups: Option<BackupStatus>,
 }
 
 /// The call, once admitted and its session known to be an admin's.
@@ -87,6 +89,7 @@ pub async fn load_dashboard() -> Result<Dashboard, AppError> {
         hour_now: u32::try_from(now.rem_euclid(86_400) / 3_600).unwrap_or(0),
         api,
         busiest,
+        backups: crate::services::backups::status(db, now).await?,
     })
 }
 

@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod auth;
+pub mod backups;
 pub mod categories;
 pub mod clock;
 pub mod dashboard;

@@ -87,6 +87,11 @@ fn describe() {
     );
     metrics::describe_gauge!("petstore_db_pool_max_connections", "Most database connections this server opens");
     metrics::describe_gauge!("petstore_banned_subjects", "Keys, addresses and networks banned right now");
+    metrics::describe_gauge!(
+        "petstore_backup_last_success_timestamp_seconds",
+        "When the last scheduled backup of the SQLite store was written (Unix time; from the store, so every server of it tells)"
+    );
+    metrics::describe_counter!("petstore_backup_failures_total", "Scheduled backups this server failed to take");
     metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");
     metrics::describe_counter!(
         "petstore_db_faults_total",
@@ -342,6 +347,9 @@ async fn record_gauges(state: &AppState) {
         metrics::gauge!("petstore_redis_up").set(if up { 1.0 } else { 0.0 });
     }
     metrics::gauge!("petstore_db_writes_failing").set(if state.db.writes_failing() { 1.0 } else { 0.0 });
+    if let Ok(Some(at)) = app::services::backups::last_success(&state.db).await {
+        metrics::gauge!("petstore_backup_last_success_timestamp_seconds").set(at as f64);
+    }
     if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);
     }

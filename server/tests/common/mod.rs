@@ -245,12 +245,20 @@ impl TestApp {
 
 /// Asks `check` every 50 ms until it gives a value, for what the server does a moment
 /// after it answers; fails after 5 s with what the last try saw (`check`'s `Err`).
-pub async fn eventually<T>(mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+pub async fn eventually<T>(check: impl AsyncFnMut() -> Result<T, String>) -> T {
+    within(std::time::Duration::from_secs(5), check).await
+}
+
+/// As [`eventually`], for what takes several of the server's own intervals (room
+/// left for a loaded machine): fails after `limit`.
+pub async fn within<T>(limit: std::time::Duration, mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
+    let deadline = tokio::time::Instant::now() + limit;
     loop {
         match check().await {
             Ok(value) => return value,
-            Err(seen) => assert!(tokio::time::Instant::now() < deadline, "still not so after 5 s; last seen: {seen}"),
+            Err(seen) => {
+                assert!(tokio::time::Instant::now() < deadline, "still not so after {limit:?}; last seen: {seen}")
+            }
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }

@@ -1,5 +1,6 @@
-//! The dashboard: stock by status, orders per hour today, and API requests per minute
-//! over the last hour, for the whole API and the busiest keys.
+//! The dashboard: how the scheduled backups stand, stock by status, orders per hour
+//! today, and API requests per minute over the last hour, for the whole API and the
+//! busiest keys.
 
 use leptos::prelude::*;
 
@@ -7,7 +8,7 @@ use crate::ui::data;
 use crate::ui::widgets::PageTitle;
 
 use super::charts::{Bar, BarChart, LineChart};
-use crate::model::TrafficSeries;
+use crate::model::{BackupStatus, TrafficSeries};
 use crate::server_fns::load_dashboard;
 use crate::ui::widgets::ErrorNotice;
 
@@ -51,6 +52,7 @@ pub fn DashboardPage() -> impl IntoView {
                     })
                     .collect();
                 view! {
+                    <BackupNote status=figures.backups/>
                     <div class="dashboard">
                         <figure class="panel">
                             <figcaption>"Pets by status"</figcaption>
@@ -91,4 +93,36 @@ fn TrafficFigure(series: TrafficSeries) -> impl IntoView {
             <LineChart points=series.per_minute summary=caption first_label="60 min ago" last_label="now"/>
         </figure>
     }
+}
+
+/// When the last scheduled backup was taken, or a warning when it is late or failing.
+/// Nothing on a PostgreSQL store, which is backed up with PostgreSQL's own tools.
+#[component]
+fn BackupNote(status: Option<BackupStatus>) -> impl IntoView {
+    let status = status?;
+    let how = "docs/operations.md, \u{201c}Backups\u{201d}";
+    Some(match (status.warning, status.last_success_at, status.every_seconds) {
+        (Some(warning), _, _) => view! {
+            <p class="notice notice-warning backups" role="alert">
+                <strong>"Backups: "</strong>{warning}{format!(" See {how}.")}
+            </p>
+        }
+        .into_any(),
+        (None, Some(at), _) => {
+            let ago = status.last_success_ago_seconds.map(crate::model::span_in_words).unwrap_or_default();
+            let file = status.last_file.unwrap_or_default();
+            view! {
+                <p class="meta backups">
+                    {format!("Last backup taken {ago} ago (")}<time datetime=at.clone()>{at.clone()}</time>
+                    {format!("): {file}")}
+                </p>
+            }
+            .into_any()
+        }
+        (None, None, Some(_)) => view! { <p class="meta backups">"The first scheduled backup is being taken."</p> }.into_any(),
+        (None, None, None) => view! {
+            <p class="meta backups">{format!("Scheduled backups are off (start the server with --backup-dir; {how}).")}</p>
+        }
+        .into_any(),
+    })
 }
