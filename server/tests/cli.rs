@@ -407,3 +407,50 @@ fn an_internal_errors_line_names_its_request_from_the_write_queue_too() {
     assert_eq!(failed["request"], "find-me-500", "{failed}");
     assert!(events.iter().any(|e| e["id"] == "find-me-500" && e["status"] == 500), "{stderr}");
 }
+
+/// A PostgreSQL database migrated up to, not including, `version` (as a previous
+/// release left it).
+async fn postgres_before(version: &str) -> String {
+    let db = app::db::testing::new_postgres_database().await;
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../app/migrations/postgres");
+    let older = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap().to_string_lossy().as_ref() < version {
+            std::fs::copy(&path, older.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let pool = sqlx::PgPool::connect(&db).await.unwrap();
+    sqlx::migrate::Migrator::new(older.path()).await.unwrap().run(&pool).await.unwrap();
+    pool.close().await;
+    db
+}
+
+/// A migration that cannot get its table's lock (a long transaction holds it) fails
+/// after the migration lock timeout, rather than queue every request behind it; it
+/// changes nothing, and the next start, the lock free, migrates.
+#[tokio::test]
+async fn a_postgres_migration_that_cannot_get_its_lock_gives_up_and_changes_nothing() {
+    let db = postgres_before("20261127000001").await;
+    let pool = sqlx::PgPool::connect(&db).await.unwrap();
+    let applied = || sqlx::query_scalar::<_, i64>("SELECT max(version) FROM _sqlx_migrations").fetch_one(&pool);
+    let before = applied().await.unwrap();
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("LOCK TABLE orders IN ROW EXCLUSIVE MODE").execute(&mut *holder).await.unwrap();
+
+    let (ok, _, stderr) = tokio::task::spawn_blocking({
+        let db = db.clone();
+        move || run(&db, &["migrate"])
+    })
+    .await
+    .unwrap();
+    assert!(!ok, "it migrated under a held lock: {stderr}");
+    assert!(stderr.contains("lock timeout"), "{stderr}");
+    assert_eq!(applied().await.unwrap(), before, "nothing was applied");
+
+    holder.rollback().await.unwrap();
+    let (ok, _, stderr) = run(&db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    assert!(applied().await.unwrap() > before);
+    pool.close().await;
+}

@@ -13,7 +13,20 @@ use super::{Durability, Failure};
 type Pool = sqlx::PgPool;
 type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+/// The migrations, applied under the store's own advisory lock ([`migrate`]) rather
+/// than sqlx's, so that the wait for it is not cut short by the migration's lock timeout.
+static MIGRATOR: sqlx::migrate::Migrator =
+    sqlx::migrate::Migrator { locking: false, ..sqlx::migrate!("./migrations/postgres") };
+
+/// The advisory lock under which one server applies pending migrations while others
+/// starting at the same time wait ("migr").
+const MIGRATE_LOCK: i64 = 0x6d69_6772;
+
+/// How long a migration's statement waits for a table's lock before the migration
+/// fails (and the server does not start). Without it, a migration queued behind a
+/// long transaction holds every request queued behind its own lock meanwhile: on a
+/// busy store, an outage.
+pub const MIGRATION_LOCK_TIMEOUT: &str = "10s";
 
 /// The advisory lock every write transaction of the store takes (any number; this one
 /// spells "pets" in ASCII).
@@ -42,13 +55,31 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
         // its transaction for anything but the database).
         ("idle_in_transaction_session_timeout", "15s"),
     ]);
-    let pool = pool_options(16).connect_with(options).await?;
+    let pool = pool_options(16).connect_with(options.clone()).await?;
     if let Err(refused) = super::schema::refuse_unknown(&applied(&pool).await?, &MIGRATOR) {
         pool.close().await;
         return Err(refused);
     }
-    MIGRATOR.run(&pool).await?;
+    migrate(&options).await?;
     Ok(pool)
+}
+
+/// Applies the pending migrations on a session of their own: it waits as long as it
+/// takes for the migration lock (another server migrating), then gives each statement
+/// [`MIGRATION_LOCK_TIMEOUT`] to get its tables' locks. Closing the session frees the
+/// lock, also when a migration fails.
+async fn migrate(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
+    let mut conn = sqlx::PgConnection::connect_with(options).await?;
+    let migrated = async {
+        sqlx::query("SELECT pg_advisory_lock($1)").bind(MIGRATE_LOCK).execute(&mut conn).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("SET lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")))
+            .execute(&mut conn)
+            .await?;
+        MIGRATOR.run(&mut conn).await.map_err(sqlx::Error::from)
+    }
+    .await;
+    let _ = conn.close().await;
+    migrated
 }
 
 /// The migrations applied to the database (none for a new one), read without writing.
