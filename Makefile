@@ -35,7 +35,7 @@ LITESTREAM_LOCK := deploy/litestream-requirements.txt
 SQUAWK_VENV := $(TOOLS_DIR)/squawk
 SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 
-.PHONY: demo-photos bench bench-scale bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk build-release test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -106,6 +106,12 @@ bench-scale: build-tools wrk build-release
 	mkdir -p $(CURDIR)/target/bench
 	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
 	SERVER_BIN=$(CURDIR)/target/bench/server cargo bench --locked -p server --bench scale
+
+# What backups cost at a million pets: server backup's time, the pet read's and orders'
+# throughput during one and during scheduled snapshots (wrk), and a restore's time to
+# serve again (scripts/bench-backup.sh; docs/PERFORMANCE.md).
+bench-backup: build-tools wrk fault-tools build-release
+	SERVER_BIN=$(TARGET_DIR)/release/server scripts/bench-backup.sh
 
 # Where counting against shared rate limits spends PostgreSQL's time: pgbench of the two
 # ways a round is stored, then one server over PostgreSQL under wrk (REDIS=1: counters in

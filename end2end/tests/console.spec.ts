@@ -169,6 +169,8 @@ test('the dashboard draws stock, orders and API traffic', async ({ page }) => {
   await expect(page.getByRole('img', { name: /^Orders placed per hour today/ })).toBeVisible();
   await expect(page.getByRole('img', { name: /^API requests per minute, last hour: \d+ in all/ })).toBeVisible();
   await expect(page.getByText(new RegExp(`${busy} \\(key \\d+\\): [5-9]\\d* requests in the last hour`))).toBeVisible();
+  // The test server takes no scheduled backups: the dashboard says so, with where to read how.
+  await expect(page.getByText(/Scheduled backups are off \(start the server with --backup-dir/)).toBeVisible();
 });
 
 test('console forms work without JavaScript', async ({ browser }) => {

@@ -362,10 +362,16 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
     }
 
-    let scheduled_backups = config.backup_dir.clone().zip(store_file).map(|(dir, store)| {
-        let keep = config.backup_keep as usize;
-        (store, app::services::backups::Schedule { dir, every: config.backup_every, keep })
-    });
+    let scheduled_backups = match config.backup_dir.clone().zip(store_file) {
+        Some((dir, store)) => {
+            // Each snapshot is taken by this binary's `backup` in a child process.
+            let program = std::env::current_exe().context("finding this binary, which takes the scheduled backups")?;
+            let (every, keep, database_url) =
+                (config.backup_every, config.backup_keep as usize, config.database_url.clone());
+            Some((store, app::services::backups::Schedule { dir, every, keep, program, database_url }))
+        }
+        None => None,
+    };
     let state = AppState::new(db.clone(), config, clock).await.context("loading the rate-limit counters")?;
     let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();

@@ -250,7 +250,7 @@ async fn the_dashboard_says_when_the_last_backup_was_taken_and_warns_when_it_is_
     if app::db::testing::on_postgres() {
         // Backed up with PostgreSQL's own tools: the dashboard has nothing to say.
         assert!(backups().await.is_null());
-        assert!(!dashboard_page(&app, &staff).await.contains("class=\"meta backups\""));
+        assert!(!dashboard_page(&app, &staff).await.contains("class=\"backups\""));
         return;
     }
 

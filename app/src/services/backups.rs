@@ -1,7 +1,10 @@
 //! Scheduled snapshots of a SQLite store (`--backup-dir`, `--backup-every`,
-//! `--backup-keep`): with no other tool, a server writes a checked snapshot
-//! (`db::backup::backup`) into the folder at every interval and deletes the oldest
-//! beyond the number kept. Of several processes over one store file, the one holding
+//! `--backup-keep`): with no other tool, a server writes a checked snapshot into the
+//! folder at every interval and deletes the oldest beyond the number kept. Each is
+//! taken by `server backup` (`db::backup::backup`) in a child process at the lowest CPU
+//! and I/O priority (`nice -n 19 ionice -c 3`): on a busy machine the store's requests
+//! come first and the snapshot takes longer (docs/PERFORMANCE.md, "Backups at a
+//! million pets"). Of several processes over one store file, the one holding
 //! a lease in the database takes them (renewed while it runs; another takes over when
 //! it stops or its lease runs out); the others say so once in the log. How the last one
 //! went is kept in the database, so every server's dashboard and metrics tell it.
@@ -9,17 +12,20 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::db::{Db, backup, sql};
+use crate::db::{Db, sql};
 use crate::error::AppResult;
 use crate::model::{BackupStatus, span_in_words};
 use crate::services::clock::{Clock, rfc3339};
 
-/// Where, how often and how many.
+/// Where, how often and how many; and the program that takes one (this server's own
+/// binary, run as `<program> backup --to FILE` over `database_url`).
 #[derive(Clone, Debug)]
 pub struct Schedule {
     pub dir: PathBuf,
     pub every: Duration,
     pub keep: usize,
+    pub program: PathBuf,
+    pub database_url: String,
 }
 
 /// How long the lease holds without being renewed: a holder killed outright is
@@ -128,25 +134,25 @@ async fn take_one(db: &Db, clock: &Clock, store: &Path, schedule: &Schedule, eve
     let started_at = clock.now();
     let _ = note(db, |tx| Box::pin(sql::backups::note_attempt(tx, started_at, every))).await;
     let started = Instant::now();
+    let to = schedule.dir.join(snapshot_name(store, started_at));
     let written = async {
         // Its owner's alone, as the snapshots in it are.
         std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
             .create(&schedule.dir)
             .map_err(|err| format!("creating the folder {}: {err}", schedule.dir.display()))?;
-        let pool = db.sqlite_pool().ok_or("scheduled backups are for SQLite stores")?;
-        let to = schedule.dir.join(snapshot_name(store, started_at));
-        backup::backup(pool, &to, false).await.map_err(|err| err.to_string())
+        remove_abandoned(&schedule.dir, store);
+        take_in_child(schedule, &to).await
     }
     .await;
     match written {
-        Ok(snapshot) => {
-            let file = snapshot.path.display().to_string();
+        Ok(said) => {
+            let file = to.display().to_string();
             let noted = file.clone();
             let _ =
                 note(db, move |tx| Box::pin(async move { sql::backups::note_success(tx, started_at, &noted).await }))
                     .await;
-            tracing::info!(path = %file, bytes = snapshot.bytes, pets = snapshot.pets, orders = snapshot.orders,
-                seconds = started.elapsed().as_secs_f64(), "took a scheduled backup");
+            tracing::info!(path = %file, what = %said, seconds = started.elapsed().as_secs_f64(),
+                "took a scheduled backup");
             match prune(&schedule.dir, store, schedule.keep) {
                 Ok(deleted) => {
                     for old in deleted {
@@ -165,6 +171,45 @@ async fn take_one(db: &Db, clock: &Clock, store: &Path, schedule: &Schedule, eve
                     .await;
             tracing::warn!(dir = %schedule.dir.display(), error = %err, retry_in_seconds = every,
                 "a scheduled backup failed; the store goes on serving");
+        }
+    }
+}
+
+/// `nice -n 19 ionice -c 3 <program> backup --to <to>`: what it said it wrote, or why
+/// it failed (its last lines). Killed if the schedule stops meanwhile; its hidden
+/// partial file is then removed by the next attempt.
+async fn take_in_child(schedule: &Schedule, to: &Path) -> Result<String, String> {
+    let out = tokio::process::Command::new("nice")
+        .args(["-n", "19", "ionice", "-c", "3"])
+        .arg(&schedule.program)
+        .args(["backup", "--to"])
+        .arg(to)
+        .env("DATABASE_URL", &schedule.database_url)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|err| format!("starting `{} backup`: {err}", schedule.program.display()))?;
+    let said = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = said.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let last = lines[lines.len().saturating_sub(3)..].join(" ");
+    if out.status.success() { Ok(last) } else { Err(last.strip_prefix("Error: ").unwrap_or(&last).to_owned()) }
+}
+
+/// The hidden partial files of snapshots of `store` left in `dir` by a snapshot that
+/// was killed (the server stopped meanwhile): only the schedule's holder writes there,
+/// one at a time, so any found before it starts is abandoned.
+fn remove_abandoned(dir: &Path, store: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for path in entries.filter_map(|entry| Some(entry.ok()?.path())) {
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else { continue };
+        let abandoned = name
+            .strip_prefix('.')
+            .and_then(|rest| rest.split_once(".partial-"))
+            .is_some_and(|(snapshot, _)| is_snapshot_of(snapshot, store));
+        if abandoned {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
@@ -297,5 +342,16 @@ mod tests {
             [".shop-20231114T221320Z.db.partial-12", "other-20231114T221320Z.db", &names[1], "shop-notes.db"]
         );
         assert_eq!(names[0], "shop-20231114T221320Z.db");
+
+        // A snapshot killed halfway left its hidden partial file: the next one removes it.
+        std::fs::write(dir.path().join(".other-20231114T221320Z.db.partial-9"), b"x").unwrap();
+        remove_abandoned(dir.path(), store);
+        let mut left: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [".other-20231114T221320Z.db.partial-9", "other-20231114T221320Z.db", &names[1], "shop-notes.db"]
+        );
     }
 }

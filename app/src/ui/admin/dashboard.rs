@@ -112,16 +112,18 @@ fn BackupNote(status: Option<BackupStatus>) -> impl IntoView {
             let ago = status.last_success_ago_seconds.map(crate::model::span_in_words).unwrap_or_default();
             let file = status.last_file.unwrap_or_default();
             view! {
-                <p class="meta backups">
+                <p class="backups">
                     {format!("Last backup taken {ago} ago (")}<time datetime=at.clone()>{at.clone()}</time>
                     {format!("): {file}")}
                 </p>
             }
             .into_any()
         }
-        (None, None, Some(_)) => view! { <p class="meta backups">"The first scheduled backup is being taken."</p> }.into_any(),
+        (None, None, Some(_)) => {
+            view! { <p class="backups">"The first scheduled backup is being taken."</p> }.into_any()
+        }
         (None, None, None) => view! {
-            <p class="meta backups">{format!("Scheduled backups are off (start the server with --backup-dir; {how}).")}</p>
+            <p class="backups">{format!("Scheduled backups are off (start the server with --backup-dir; {how}).")}</p>
         }
         .into_any(),
     })
