@@ -91,6 +91,11 @@ pub struct Config {
     /// an idle one between requests) is closed
     #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value = "30", value_parser = parse_timeout, global = true)]
     pub request_timeout: Duration,
+    /// On SIGTERM or SIGINT, how long the server goes on serving with /readyz answering
+    /// 503, so that a load balancer takes it out of rotation first (seconds, 0 to 300; a
+    /// second signal ends it at once)
+    #[arg(long, env = "PETSTORE_SHUTDOWN_DRAIN", default_value = "5", value_parser = parse_drain, global = true)]
+    pub shutdown_drain: Duration,
     /// Connections served at once, in all (lowered to what the open-files limit leaves
     /// room for); beyond it a connection from the network holding most gives way, or
     /// the new one is closed
@@ -241,6 +246,13 @@ fn parse_interval(raw: &str) -> Result<Duration, String> {
         return Err(format!("expected from 1s to 30 days, got {raw:?}"));
     }
     Ok(Duration::from_secs(span.as_secs()))
+}
+
+fn parse_drain(raw: &str) -> Result<Duration, String> {
+    match raw.trim().parse::<u64>() {
+        Ok(seconds @ 0..=300) => Ok(Duration::from_secs(seconds)),
+        _ => Err(format!("expected whole seconds from 0 to 300, got {raw:?}")),
+    }
 }
 
 fn parse_timeout(raw: &str) -> Result<Duration, String> {

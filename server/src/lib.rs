@@ -82,6 +82,9 @@ pub struct Shared {
     /// Places for the storefront's streams (`/live`) and the API's (`/api/v1/events`).
     pub live_streams: Arc<slots::Slots>,
     pub api_streams: Arc<slots::Slots>,
+    /// Set when a signal asks the server to stop: `/readyz` answers 503 from then on,
+    /// while requests are still served for the drain period.
+    pub stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::ops::Deref for AppState {
@@ -111,6 +114,7 @@ impl AppState {
             feed,
             live_streams: slots::Slots::new(streams::LIVE),
             api_streams: slots::Slots::new(streams::API),
+            stopping: Arc::default(),
             db,
             config: Arc::new(config),
             clock,

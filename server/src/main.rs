@@ -379,6 +379,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .map(|(store, schedule)| app::services::backups::spawn(db.clone(), state.clock.clone(), store, schedule));
     let limiter = state.access.limiter.clone();
     let feed = state.feed.clone();
+    let (stopping, drain) = (state.stopping.clone(), state.config.shutdown_drain);
     let limits = server::serve::Limits::of(&state.config);
     let router = server::app(state, options);
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
@@ -387,6 +388,16 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
     server::serve::serve(listener, router, limits, async move {
         shutdown_signal().await;
+        // Out of the load balancer's rotation first (`/readyz` 503), still serving what
+        // it sends meanwhile; a second signal cuts the wait short.
+        stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+        if !drain.is_zero() {
+            tracing::info!(seconds = drain.as_secs(), "draining: /readyz answers 503, requests are still served");
+            tokio::select! {
+                () = tokio::time::sleep(drain) => {}
+                () = shutdown_signal() => {}
+            }
+        }
         // Event streams stay open until told: end them, or the shutdown waits.
         feed.close();
     })

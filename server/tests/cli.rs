@@ -12,6 +12,8 @@ use common::live::Running;
 fn server(db: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
     command.env("DATABASE_URL", db).env("RUST_LOG", "warn").env("LEPTOS_OUTPUT_NAME", "petstore");
+    // Stopped at once (the drain has a test of its own, shutdown.rs).
+    command.env("PETSTORE_SHUTDOWN_DRAIN", "0");
     command
 }
 

@@ -56,3 +56,29 @@ fn sigterm_finishes_the_request_in_flight_and_refuses_new_connections() {
     let categories = runtime.block_on(server.client().expect(200, "GET", "/api/v1/categories", &admin, None));
     assert!(categories.to_string().contains("Arrived during shutdown"), "{categories}");
 }
+
+/// Behind a load balancer: on SIGTERM `/readyz` answers 503 at once, requests are still
+/// served for the drain period, then the server exits 0.
+#[tokio::test]
+async fn on_sigterm_readyz_turns_503_at_once_and_requests_are_served_while_it_drains() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, admin) = LiveServer::start_with(dir.path(), |command| {
+        command.env("PETSTORE_SHUTDOWN_DRAIN", "4");
+    });
+    let admin = admin.unwrap();
+    let http = server.client();
+    assert_eq!(http.send("GET", "/readyz", None, None, &[]).await.unwrap().0, 200);
+
+    server.send_sigterm();
+    let refused = common::eventually(async || match http.send("GET", "/readyz", None, None, &[]).await {
+        Ok((503, body)) => Ok(body),
+        other => Err(format!("{other:?}")),
+    })
+    .await;
+    assert_eq!((refused["code"].as_str(), refused["dependency"].as_str()), (Some("unavailable"), Some("shutdown")));
+    // Still serving meanwhile, on a new connection too.
+    let (status, _) = server.client().send("GET", "/api/v1/pets", Some(&admin), None, &[]).await.unwrap();
+    assert_eq!(status, 200);
+    assert!(server.still_running(), "it exited before the drain ended");
+    assert!(server.wait_for_exit(), "exit 0 after the drain");
+}

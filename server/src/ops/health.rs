@@ -20,6 +20,9 @@ pub async fn healthz() -> Json<Value> {
 }
 
 pub async fn readyz(State(state): State<AppState>) -> Response {
+    if state.stopping.load(std::sync::atomic::Ordering::Relaxed) {
+        return not_ready("shutdown", "the server is stopping: it serves for a few seconds more, then exits");
+    }
     if state.db.writes_failing() {
         // Which dependency, not why in detail (that is in the log).
         let message = "the database's storage refuses writes (full, read-only or failing); reads still work";

@@ -79,6 +79,8 @@ impl LiveServer {
             .env("DATABASE_URL", format!("sqlite://{}", db_path.display()))
             .env("PETSTORE_ADDR", "127.0.0.1:0")
             .env("PETSTORE_DEMO_DATA", "false")
+            // Stopped at once (the drain has a test of its own, shutdown.rs).
+            .env("PETSTORE_SHUTDOWN_DRAIN", "0")
             .env("RUST_LOG", "warn")
             .env("LEPTOS_OUTPUT_NAME", "petstore")
             .stdout(Stdio::piped())
@@ -132,6 +134,11 @@ impl LiveServer {
     /// Waits for the process to exit; returns whether it exited cleanly.
     pub fn wait_for_exit(&mut self) -> bool {
         self.child.wait().expect("the server exits").success()
+    }
+
+    /// Whether the process has not exited yet.
+    pub fn still_running(&mut self) -> bool {
+        self.child.try_wait().expect("the process's state").is_none()
     }
 
     /// Resident memory in KiB (Linux).
