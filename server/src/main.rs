@@ -215,16 +215,7 @@ async fn restore(config: &Config, from: &std::path::Path) -> anyhow::Result<()> 
         );
     }
     let target = app::db::sqlite_file(&config.database_url)?;
-    let now = time::OffsetDateTime::now_utc();
-    let stamp = format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
-    );
+    let stamp = app::services::clock::compact_utc(Clock::system().now());
     let (snapshot, kept) = app::db::backup::restore(from, &target, &stamp).await?;
     let db = open(config).await.context("opening the restored store")?;
     db.close().await;

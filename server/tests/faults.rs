@@ -80,11 +80,7 @@ async fn readiness_becomes(http: &common::live::Http, expected: u16) -> serde_js
 
 /// The value of one metric line (`name{labels}`) in the server's `/metrics`, 0 if absent.
 async fn metric(http: &common::live::Http, admin: &str, series: &str) -> f64 {
-    http.text("/metrics", admin)
-        .await
-        .lines()
-        .find_map(|line| line.strip_prefix(series).and_then(|rest| rest.trim().parse().ok()))
-        .unwrap_or(0.0)
+    http.metric(admin, series).await.unwrap_or(0.0)
 }
 
 /// Creates pets (`pet(n)`, n from 0) until one is refused: how many were created, and

@@ -12,7 +12,7 @@ use common::within;
 
 /// Several one-second intervals, with room for a loaded machine.
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-use common::live::{Http, LiveServer};
+use common::live::LiveServer;
 use serde_json::json;
 
 /// A server over `dir/live.db` taking a snapshot into `backups` every second, keeping
@@ -38,12 +38,6 @@ fn snapshots(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// A metric's value in `/metrics`, if it is there.
-async fn metric(http: &Http, admin: &str, name: &str) -> Option<f64> {
-    let text = http.text("/metrics", admin).await;
-    text.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-}
-
 fn log_lines(log: &Path, what: &str) -> usize {
     std::fs::read_to_string(log).unwrap().lines().filter(|line| line.contains(what)).count()
 }
@@ -59,7 +53,7 @@ async fn the_newest_snapshots_are_kept_the_oldest_deleted_and_the_metric_moves()
     http.expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Kept"}))).await;
 
     let first = within(PATIENCE, async || {
-        metric(&http, &admin, "petstore_backup_last_success_timestamp_seconds")
+        http.metric(&admin, "petstore_backup_last_success_timestamp_seconds")
             .await
             .ok_or_else(|| "no backup yet".to_owned())
     })
@@ -76,7 +70,7 @@ async fn the_newest_snapshots_are_kept_the_oldest_deleted_and_the_metric_moves()
         }
     })
     .await;
-    let later = metric(&http, &admin, "petstore_backup_last_success_timestamp_seconds").await.unwrap();
+    let later = http.metric(&admin, "petstore_backup_last_success_timestamp_seconds").await.unwrap();
     assert!(later > first, "the metric moves: {first} then {later}");
     // The log is written by a thread of its own, a moment after the files.
     within(PATIENCE, async || match log_lines(&log, "deleted a scheduled backup beyond those kept") {
@@ -109,12 +103,12 @@ async fn a_folder_that_cannot_be_written_is_reported_the_store_serves_on_and_the
     let admin = admin.unwrap();
     let http = server.client();
 
-    within(PATIENCE, async || match metric(&http, &admin, "petstore_backup_failures_total").await {
+    within(PATIENCE, async || match http.metric(&admin, "petstore_backup_failures_total").await {
         Some(failures) if failures >= 2.0 => Ok(()),
         other => Err(format!("failures: {other:?}")),
     })
     .await;
-    assert!(metric(&http, &admin, "petstore_backup_last_success_timestamp_seconds").await.is_none());
+    assert!(http.metric(&admin, "petstore_backup_last_success_timestamp_seconds").await.is_none());
     within(PATIENCE, async || match log_lines(&log, "a scheduled backup failed; the store goes on serving") {
         n if n >= 2 => Ok(()),
         n => Err(format!("{n} failures logged")),
@@ -130,7 +124,7 @@ async fn a_folder_that_cannot_be_written_is_reported_the_store_serves_on_and_the
     // The fault ends: the next interval writes a snapshot, with no restart.
     std::fs::remove_file(&backups).unwrap();
     within(PATIENCE, async || {
-        metric(&http, &admin, "petstore_backup_last_success_timestamp_seconds")
+        http.metric(&admin, "petstore_backup_last_success_timestamp_seconds")
             .await
             .ok_or_else(|| "no backup yet".to_owned())
     })

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::db::{Db, sql};
 use crate::error::AppResult;
 use crate::model::{BackupStatus, span_in_words};
-use crate::services::clock::{Clock, rfc3339};
+use crate::services::clock::{Clock, compact_utc, rfc3339};
 
 /// Where, how often and how many; and the program that takes one (this server's own
 /// binary, run as `<program> backup --to FILE` over `database_url`).
@@ -228,17 +228,7 @@ where
 /// `<store's name>-<UTC time>.db`, such as `petstore-20261127T061500Z.db`: sorted by
 /// name, they are sorted by time.
 pub fn snapshot_name(store: &Path, unix: i64) -> String {
-    let at = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    format!(
-        "{}-{:04}{:02}{:02}T{:02}{:02}{:02}Z.db",
-        stem(store),
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
+    format!("{}-{}.db", stem(store), compact_utc(unix))
 }
 
 fn stem(store: &Path) -> String {
@@ -292,7 +282,7 @@ pub async fn status(db: &Db, now: i64) -> AppResult<Option<BackupStatus>> {
             span_in_words(ago),
             span_in_words(every)
         )),
-        (None, Some(_), None) if row.last_attempt_at.is_some_and(|at| now - at > LEASE_SECONDS) => {
+        (None, Some(every), None) if row.last_attempt_at.is_some_and(|at| now - at > 2 * every) => {
             Some("No scheduled backup has been written yet.".into())
         }
         _ => None,

@@ -34,6 +34,14 @@ impl Default for Clock {
     }
 }
 
+/// A Unix time as file names carry it: `20261127T201500Z` (UTC; sorted by name, sorted
+/// by time).
+pub fn compact_utc(unix: i64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let (year, month, day) = (at.year(), u8::from(at.month()), at.day());
+    format!("{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z", at.hour(), at.minute(), at.second())
+}
+
 /// RFC 3339 text of a Unix time, as the API shows times.
 pub fn rfc3339(unix: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(unix)

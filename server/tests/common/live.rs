@@ -205,6 +205,13 @@ impl Http {
         String::from_utf8(body.to_vec()).expect("UTF-8")
     }
 
+    /// The value of one series (`name` or `name{labels}`) in `/metrics`, read with the
+    /// admin `key`, if it is there.
+    pub async fn metric(&self, key: &str, series: &str) -> Option<f64> {
+        let text = self.text("/metrics", key).await;
+        text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
+    }
+
     /// A request with a body of any kind (its type among `headers`), no key: status,
     /// headers and the body's bytes (pages, forms).
     pub async fn send_raw(
