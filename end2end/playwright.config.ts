@@ -45,6 +45,8 @@ export default defineConfig({
       LEPTOS_SITE_ROOT: 'target/site',
       LEPTOS_ENV: 'PROD',
       PETSTORE_DEMO_DATA: 'true',
+      // Not a terminal: the first admin key goes to this file (0600), not the repository.
+      PETSTORE_FIRST_ADMIN_KEY_FILE: 'target/e2e/first-admin-key',
       // The webhook tests' receivers listen on loopback.
       PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
       // Warnings and errors only: one line per request would bury the test report

@@ -50,7 +50,10 @@ async fn measure(durability: Durability) {
     let limits = Limits { per_minute: u32::MAX / 2, per_day: u32::MAX / 2 };
     let new = NewApiKey { name: "bench".into(), role: Role::Customer, plan: Plan::Enterprise, limits: Some(limits) };
     let key = keys::create(&db, 0, new).await.unwrap().key;
-    let config = Config { database_url: url, durability, ..Config::default() };
+    let config = {
+        let config = Config::default().over(url);
+        Config { store: server::config::Store { durability, ..config.store }, ..config }
+    };
     let state = AppState::new(db.clone(), config, Clock::system()).await.unwrap();
     let addr = common::spawn(Router::new().fallback_service(server::api::service(state))).await;
 

@@ -32,101 +32,118 @@ pub enum LogFormat {
 #[derive(Args, Clone, Debug)]
 pub struct Config {
     /// Address to listen on [default: LEPTOS_SITE_ADDR, else 127.0.0.1:3000]
-    #[arg(long, env = "PETSTORE_ADDR", global = true)]
+    #[arg(long, env = "PETSTORE_ADDR")]
     pub addr: Option<SocketAddr>,
-    /// The store: a SQLite file (sqlite://…, created if missing) or a PostgreSQL database
-    /// (postgres://…, 15 or newer), which several servers may serve together
-    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, value_parser = parse_database_url,
-          global = true)]
-    pub database_url: String,
+    // The store and how it is opened (what the other subcommands read too).
+    #[command(flatten)]
+    pub store: Store,
     /// Redis for the rate-limit counters that several servers over one PostgreSQL
     /// database share (redis://host:port/db); without it they are kept in PostgreSQL
-    #[arg(long, env = "PETSTORE_REDIS_URL", global = true)]
+    #[arg(long, env = "PETSTORE_REDIS_URL")]
     pub redis_url: Option<String>,
-    /// What an acknowledged write survives: full (a power cut loses nothing
-    /// acknowledged) or normal (a power cut may lose the last writes; a crash never does)
-    #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = Durability::default(), global = true)]
-    pub durability: Durability,
-    /// Before applying a release's migrations to an existing SQLite store, write a
-    /// snapshot of it beside it (`<store>.pre-<migration>`, the newest two kept)
-    #[arg(long, env = "PETSTORE_SNAPSHOT_BEFORE_MIGRATING", default_value_t = true, action = clap::ArgAction::Set,
-          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
-    pub snapshot_before_migrating: bool,
     /// Take scheduled snapshots of the SQLite store into this folder (created if
     /// missing); of several servers over one store file, one takes them
-    #[arg(long, env = "PETSTORE_BACKUP_DIR", global = true)]
+    #[arg(long, env = "PETSTORE_BACKUP_DIR")]
     pub backup_dir: Option<std::path::PathBuf>,
     /// How often a scheduled snapshot is taken (with --backup-dir), such as 6h, 15m or 2s
-    #[arg(long, env = "PETSTORE_BACKUP_EVERY", default_value = "6h", value_parser = parse_interval, global = true)]
+    #[arg(long, env = "PETSTORE_BACKUP_EVERY", default_value = "6h", value_parser = parse_interval)]
     pub backup_every: Duration,
     /// How many scheduled snapshots are kept; the oldest beyond them are deleted
     #[arg(long, env = "PETSTORE_BACKUP_KEEP", default_value_t = 28,
-          value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub backup_keep: u32,
-    /// Log format on standard error (the level is set with RUST_LOG)
-    #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
-    pub log_format: LogFormat,
+    /// Where a new store's first admin key is written when standard output is not a
+    /// terminal (mode 0600; only its path is printed) [default: first-admin-key beside a
+    /// SQLite store, else in the working directory]
+    #[arg(long, env = "PETSTORE_FIRST_ADMIN_KEY_FILE", value_name = "FILE")]
+    pub first_admin_key_file: Option<std::path::PathBuf>,
     /// Load the demo catalog into an empty database
     #[arg(long, env = "PETSTORE_DEMO_DATA", default_value_t = true, action = clap::ArgAction::Set,
-          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+          value_parser = clap::builder::BoolishValueParser::new())]
     pub demo_data: bool,
     /// When GET /pets/{petId} was deprecated (its Deprecation header), YYYY-MM-DD
     #[arg(long = "deprecation-date", env = "PETSTORE_DEPRECATION_DATE", default_value = "2026-11-01",
-          value_parser = parse_date, global = true)]
+          value_parser = parse_date)]
     pub deprecation: OffsetDateTime,
     /// From this date (midnight UTC) GET /pets/{petId} answers 410, YYYY-MM-DD
-    #[arg(long = "sunset-date", env = "PETSTORE_SUNSET_DATE", default_value = "2027-06-30", value_parser = parse_date,
-          global = true)]
+    #[arg(long = "sunset-date", env = "PETSTORE_SUNSET_DATE", default_value = "2027-06-30", value_parser = parse_date)]
     pub sunset: OffsetDateTime,
     /// Refusals in one rate-limit window after which the next request bans the key
     #[arg(long, env = "PETSTORE_BAN_AFTER", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub ban_after: u32,
     /// How long a ban lasts, in minutes
     #[arg(long, env = "PETSTORE_BAN_MINUTES", default_value_t = 15,
-          value_parser = clap::value_parser!(i64).range(1..=525_600), global = true)]
+          value_parser = clap::value_parser!(i64).range(1..=525_600))]
     pub ban_minutes: i64,
     /// Longest a request may take, body upload included, in seconds; slower ones are cut
     /// off. A connection that has not sent a whole request head within it (a new one, or
     /// an idle one between requests) is closed
-    #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value = "30", value_parser = parse_timeout, global = true)]
+    #[arg(long, env = "PETSTORE_REQUEST_TIMEOUT", default_value = "30", value_parser = parse_timeout)]
     pub request_timeout: Duration,
     /// On SIGTERM or SIGINT, how long the server goes on serving with /readyz answering
     /// 503, so that a load balancer takes it out of rotation first (seconds, 0 to 300; a
     /// second signal ends it at once)
-    #[arg(long, env = "PETSTORE_SHUTDOWN_DRAIN", default_value = "5", value_parser = parse_drain, global = true)]
+    #[arg(long, env = "PETSTORE_SHUTDOWN_DRAIN", default_value = "5", value_parser = parse_drain)]
     pub shutdown_drain: Duration,
     /// Connections served at once, in all (lowered to what the open-files limit leaves
     /// room for); beyond it a connection from the network holding most gives way, or
     /// the new one is closed
     #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
     /// Connections one client address (an IPv6 /64) may hold at once; trusted proxies
     /// are counted in all only
     #[arg(long, env = "PETSTORE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 256,
-          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections_per_address: u32,
     /// Proxies whose X-Forwarded-For names the client (comma-separated networks, such as
     /// 10.0.0.0/8,::1); by default none, and the TCP peer is the client
-    #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = TrustedProxies::parse_network,
-          global = true)]
+    #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = TrustedProxies::parse_network)]
     pub trusted_proxies: Vec<IpNet>,
     /// The address the store is reached at, such as https://shop.example; with https the
     /// session cookie is Secure and __Host- prefixed (set it behind a TLS proxy)
-    #[arg(long, env = "PETSTORE_PUBLIC_URL", value_parser = parse_public_url, global = true)]
+    #[arg(long, env = "PETSTORE_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
     /// The currency of every price, an ISO 4217 code (EUR, USD, JPY…); prices are kept in
     /// its minor units (cents), so changing it changes no number, only how they read
-    #[arg(long, env = "PETSTORE_CURRENCY", default_value = "EUR", value_parser = parse_currency, global = true)]
+    #[arg(long, env = "PETSTORE_CURRENCY", default_value = "EUR", value_parser = parse_currency)]
     pub currency: Currency,
+    /// A secret that reads /metrics and nothing else (sent as `Authorization: Bearer
+    /// <token>`), for Prometheus; admin keys read /metrics too. At least 32 characters;
+    /// give it in the environment or an EnvironmentFile, not on a command line
+    #[arg(long, env = "PETSTORE_METRICS_TOKEN", value_parser = parse_metrics_token, hide_env_values = true)]
+    pub metrics_token: Option<MetricsToken>,
     /// Let webhooks reach loopback, private and link-local addresses (development and
     /// tests only: a webhook is a request the store makes on an admin's word)
-    #[arg(long, env = "PETSTORE_WEBHOOKS_ALLOW_PRIVATE", action = clap::ArgAction::SetTrue, global = true)]
+    #[arg(long, env = "PETSTORE_WEBHOOKS_ALLOW_PRIVATE", action = clap::ArgAction::SetTrue)]
     pub webhooks_allow_private: bool,
 }
 
+/// What opening a store reads: every subcommand that opens one takes these.
+#[derive(Args, Clone, Debug)]
+pub struct Store {
+    /// The store: a SQLite file (sqlite://…, created if missing) or a PostgreSQL database
+    /// (postgres://…, 15 or newer), which several servers may serve together
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, value_parser = parse_database_url)]
+    pub database_url: String,
+    /// What an acknowledged write survives: full (a power cut loses nothing
+    /// acknowledged) or normal (a power cut may lose the last writes; a crash never does)
+    #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = Durability::default())]
+    pub durability: Durability,
+    /// Before applying a release's migrations to an existing SQLite store, write a
+    /// snapshot of it beside it (`<store>.pre-<migration>`, the newest two kept)
+    #[arg(long, env = "PETSTORE_SNAPSHOT_BEFORE_MIGRATING", default_value_t = true, action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub snapshot_before_migrating: bool,
+}
+
 impl Config {
+    /// These settings over the store at `url`.
+    pub fn over(self, database_url: impl Into<String>) -> Config {
+        Config { store: Store { database_url: database_url.into(), ..self.store }, ..self }
+    }
+
     /// When a key or address is banned, and for how long.
     pub fn bans(&self) -> BanPolicy {
         BanPolicy { after_refusals: self.ban_after, seconds: self.ban_minutes * 60 }
@@ -285,6 +302,33 @@ pub fn parse_public_url(raw: &str) -> Result<String, String> {
     }
 }
 
+/// The scrape secret of `--metrics-token`; never printed (its `Debug` says only that
+/// one is set).
+#[derive(Clone)]
+pub struct MetricsToken(String);
+
+impl MetricsToken {
+    /// Whether `presented` is the token, in a time that does not depend on where they differ.
+    pub fn matches(&self, presented: &str) -> bool {
+        use subtle::ConstantTimeEq;
+        self.0.len() == presented.len() && bool::from(self.0.as_bytes().ct_eq(presented.as_bytes()))
+    }
+}
+
+impl std::fmt::Debug for MetricsToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MetricsToken(***)")
+    }
+}
+
+pub fn parse_metrics_token(raw: &str) -> Result<MetricsToken, String> {
+    let token = raw.trim();
+    if token.chars().count() < 32 || !token.chars().all(|c| c.is_ascii_graphic()) {
+        return Err("expected at least 32 visible ASCII characters, such as the output of `openssl rand -hex 32`".into());
+    }
+    Ok(MetricsToken(token.to_owned()))
+}
+
 fn parse_currency(raw: &str) -> Result<Currency, String> {
     Currency::from_code(raw).ok_or_else(|| "must be an ISO 4217 currency code: three letters, such as EUR".to_owned())
 }
@@ -339,16 +383,17 @@ mod tests {
         }
         let parsed = parse(&[]).unwrap();
         let default = Config::default();
-        assert_eq!(parsed.database_url, default.database_url);
+        assert_eq!(parsed.store.database_url, default.store.database_url);
         assert_eq!((parsed.deprecation, parsed.sunset), (default.deprecation, default.sunset));
         assert_eq!(parsed.bans(), default.bans());
         assert_eq!(default.bans(), BanPolicy::default());
         assert_eq!(default.request_timeout, Duration::from_secs(30));
         assert_eq!(parsed.request_timeout, default.request_timeout);
-        assert!(parsed.demo_data && parsed.addr.is_none() && parsed.log_format == LogFormat::Human);
+        assert!(parsed.demo_data && parsed.addr.is_none());
         assert_eq!(parsed.currency, Currency::default());
         assert_eq!(default.currency.code, "EUR");
         assert!(!default.webhooks_allow_private);
+        assert!(default.metrics_token.is_none());
     }
 
     #[test]
@@ -356,7 +401,6 @@ mod tests {
         let config = parse(&[
             "--addr=0.0.0.0:8080",
             "--database-url=sqlite://x.db",
-            "--log-format=json",
             "--demo-data=off",
             "--sunset-date=2028-01-02",
             "--ban-after=3",
@@ -366,11 +410,11 @@ mod tests {
             "--webhooks-allow-private",
             "--trusted-proxies=10.0.0.0/8,::1",
             "--public-url=https://shop.example/",
+            "--metrics-token=0123456789abcdef0123456789abcdef",
         ])
         .unwrap();
         assert_eq!(config.addr, Some("0.0.0.0:8080".parse().unwrap()));
-        assert_eq!(config.database_url, "sqlite://x.db");
-        assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(config.store.database_url, "sqlite://x.db");
         assert!(!config.demo_data);
         assert_eq!(config.sunset, midnight(2028, time::Month::January, 2));
         assert_eq!(config.bans(), BanPolicy { after_refusals: 3, seconds: 120 });
@@ -380,6 +424,9 @@ mod tests {
         assert!(config.is_https());
         assert_eq!(config.currency, Currency { code: "JPY".into(), digits: 0 });
         assert!(config.webhooks_allow_private);
+        let token = config.metrics_token.unwrap();
+        assert!(token.matches("0123456789abcdef0123456789abcdef") && !token.matches("0123456789abcdef"));
+        assert_eq!(format!("{token:?}"), "MetricsToken(***)");
     }
 
     #[test]
@@ -403,6 +450,8 @@ mod tests {
             "--database-url=data/petstore.db",
             "--currency=EURO",
             "--currency=€",
+            "--metrics-token=short",
+            "--metrics-token=a token with spaces in it, long enough though",
         ] {
             let err = parse(&[bad]).err().unwrap_or_else(|| panic!("{bad} was accepted")).to_string();
             let flag = bad.split('=').next().unwrap();

@@ -11,6 +11,7 @@ pub mod media;
 pub mod ops;
 pub mod pages;
 pub mod serve;
+pub mod site;
 pub mod slots;
 pub mod streams;
 
@@ -29,6 +30,11 @@ use leptos::prelude::*;
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 
 pub use config::Config;
+
+/// This build's release (the workspace's version) and the commit it was built from
+/// (`build.rs`): `server --version` and the `petstore_build_info` metric.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const COMMIT: &str = env!("PETSTORE_COMMIT");
 
 /// An application, or a part of one, as the server serves it: a service that always
 /// answers (errors are responses too).

@@ -10,7 +10,7 @@ use app::services::clock::Clock;
 use app::services::keys;
 use clap::{Parser, Subcommand};
 use leptos::prelude::get_configuration;
-use server::config::LogFormat;
+use server::config::{LogFormat, Store};
 use server::{AppState, Config};
 use tracing_subscriber::EnvFilter;
 
@@ -26,7 +26,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(
     name = "server",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("PETSTORE_COMMIT"), ")"),
     about = "The pet store: storefront and REST API over SQLite or PostgreSQL",
+    // `server --addr …` serves; a subcommand takes its own flags after its name, and its
+    // `--help` lists only those it reads.
+    args_conflicts_with_subcommands = true,
     after_help = "Besides the flags' own variables, the server reads:\n  \
         RUST_LOG           the log filter (default info,sqlx=warn; warn turns the request lines off)\n  \
         LEPTOS_SITE_ROOT   where the built WASM, CSS and assets are (default target/site)\n  \
@@ -36,14 +40,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(flatten)]
     config: Config,
+    /// Log format on standard error (the level is set with RUST_LOG)
+    #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human, global = true)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the store (the default).
-    Serve,
+    /// Serve the store (the default: `server` alone serves too).
+    Serve(Box<Config>),
     /// Manage API keys in the database at DATABASE_URL.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -60,11 +67,14 @@ enum Command {
     },
     /// Apply the migrations the database at DATABASE_URL lacks, then exit (an existing
     /// SQLite store is snapshotted first): migrate once before rolling out a release.
-    Migrate,
+    Migrate(Store),
     /// Write a consistent snapshot of the SQLite store at DATABASE_URL to FILE while
     /// servers keep serving and taking orders; it is checked before it gets its name.
     /// (For a PostgreSQL store it prints the pg_dump command to use instead.)
     Backup {
+        #[command(flatten)]
+        store: Store,
+        /// Where to write the snapshot (a new file, checked before it gets this name)
         #[arg(long, value_name = "FILE")]
         to: std::path::PathBuf,
         /// Replace FILE if it exists.
@@ -75,6 +85,9 @@ enum Command {
     /// have open (stop the servers first). What it replaces is kept beside it, as
     /// `<store>.before-restore-<time>`; the migrations the backup lacks are applied.
     Restore {
+        #[command(flatten)]
+        store: Store,
+        /// The backup to restore (a file `server backup` or a scheduled snapshot wrote)
         #[arg(long, value_name = "FILE")]
         from: std::path::PathBuf,
     },
@@ -84,6 +97,8 @@ enum Command {
 enum KeysCommand {
     /// Create a key and print only the secret on standard output.
     Create {
+        #[command(flatten)]
+        store: Store,
         #[arg(long)]
         name: String,
         #[arg(long, value_enum)]
@@ -98,24 +113,36 @@ enum KeysCommand {
         per_day: Option<u32>,
     },
     /// List the keys (never their secrets).
-    List,
+    List(Store),
     /// Revoke a key by id.
-    Revoke { id: i64 },
+    Revoke {
+        #[command(flatten)]
+        store: Store,
+        id: i64,
+    },
+}
+
+impl KeysCommand {
+    fn store(&self) -> &Store {
+        match self {
+            KeysCommand::Create { store, .. } | KeysCommand::List(store) | KeysCommand::Revoke { store, .. } => store,
+        }
+    }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let config = cli.config;
     // Held to the end of main: dropping it writes out the lines still queued.
-    let _log_writer = init_logging(config.log_format);
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(config).await,
-        Command::Keys(command) => manage_keys(config, command).await,
-        Command::MigrateData { from, to } => migrate_data(&from, &to).await,
-        Command::Migrate => migrate(&config).await,
-        Command::Backup { to, force } => backup(&config, &to, force).await,
-        Command::Restore { from } => restore(&config, &from).await,
+    let _log_writer = init_logging(cli.log_format);
+    match cli.command {
+        None => serve(cli.config).await,
+        Some(Command::Serve(config)) => serve(*config).await,
+        Some(Command::Keys(command)) => manage_keys(command).await,
+        Some(Command::MigrateData { from, to }) => migrate_data(&from, &to).await,
+        Some(Command::Migrate(store)) => migrate(&store).await,
+        Some(Command::Backup { store, to, force }) => backup(&store, &to, force).await,
+        Some(Command::Restore { store, from }) => restore(&store, &from).await,
     }
 }
 
@@ -141,12 +168,12 @@ fn init_logging(format: LogFormat) -> server::ops::log_writer::FlushOnDrop {
     guard
 }
 
-async fn open(config: &Config) -> anyhow::Result<app::db::Db> {
+async fn open(store: &Store) -> anyhow::Result<app::db::Db> {
     let opening =
-        app::db::Opening { durability: config.durability, snapshot_before_migrating: config.snapshot_before_migrating };
-    app::db::Db::open(&config.database_url, opening)
+        app::db::Opening { durability: store.durability, snapshot_before_migrating: store.snapshot_before_migrating };
+    app::db::Db::open(&store.database_url, opening)
         .await
-        .with_context(|| format!("opening the database {}", server::config::redacted(&config.database_url)))
+        .with_context(|| format!("opening the database {}", server::config::redacted(&store.database_url)))
 }
 
 /// The file of the SQLite store at `url`, which must exist: a mistyped path must not
@@ -160,8 +187,8 @@ fn existing_sqlite_store(url: &str) -> anyhow::Result<std::path::PathBuf> {
 }
 
 /// `server migrate`: opening a store migrates it; this says to which migration.
-async fn migrate(config: &Config) -> anyhow::Result<()> {
-    let db = open(config).await?;
+async fn migrate(store: &Store) -> anyhow::Result<()> {
+    let db = open(store).await?;
     let newest = db.newest_migration().await.context("reading the migrations applied");
     db.close().await;
     eprintln!("the database is at migration {}, this release's newest", newest?);
@@ -170,12 +197,12 @@ async fn migrate(config: &Config) -> anyhow::Result<()> {
 
 /// `server backup`: a snapshot of a SQLite store; a PostgreSQL store's operator is
 /// told which tool does it.
-async fn backup(config: &Config, to: &std::path::Path, force: bool) -> anyhow::Result<()> {
-    if app::db::Engine::of_url(&config.database_url)? == app::db::Engine::Postgres {
-        bail!("{}", postgres_backups(&config.database_url, &to.display().to_string()));
+async fn backup(store: &Store, to: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    if app::db::Engine::of_url(&store.database_url)? == app::db::Engine::Postgres {
+        bail!("{}", postgres_backups(&store.database_url, &to.display().to_string()));
     }
-    existing_sqlite_store(&config.database_url)?;
-    let db = open(config).await?;
+    existing_sqlite_store(&store.database_url)?;
+    let db = open(store).await?;
     let pool = db.sqlite_pool().expect("a SQLite store");
     let written = app::db::backup::backup(pool, to, force).await;
     db.close().await;
@@ -206,18 +233,18 @@ fn postgres_backups(url: &str, file: &str) -> String {
 
 /// `server restore`: a backup in the place of a SQLite store, then migrated as any
 /// store is when it is opened.
-async fn restore(config: &Config, from: &std::path::Path) -> anyhow::Result<()> {
-    if app::db::Engine::of_url(&config.database_url)? == app::db::Engine::Postgres {
+async fn restore(store: &Store, from: &std::path::Path) -> anyhow::Result<()> {
+    if app::db::Engine::of_url(&store.database_url)? == app::db::Engine::Postgres {
         bail!(
             "a backup goes into a PostgreSQL database with migrate-data:\n  server migrate-data --from sqlite://{} --to '{}'",
             from.display(),
-            server::config::redacted(&config.database_url)
+            server::config::redacted(&store.database_url)
         );
     }
-    let target = app::db::sqlite_file(&config.database_url)?;
+    let target = app::db::sqlite_file(&store.database_url)?;
     let stamp = app::services::clock::compact_utc(Clock::system().now());
     let (snapshot, kept) = app::db::backup::restore(from, &target, &stamp).await?;
-    let db = open(config).await.context("opening the restored store")?;
+    let db = open(store).await.context("opening the restored store")?;
     db.close().await;
     eprintln!(
         "restored {} from {}: {} pets, {} orders (backed up at migration {}, now migrated to this release)",
@@ -250,11 +277,11 @@ async fn migrate_data(from: &str, to: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()> {
-    let db = open(&config).await?;
+async fn manage_keys(command: KeysCommand) -> anyhow::Result<()> {
+    let db = open(command.store()).await?;
     let now = Clock::system().now();
     match command {
-        KeysCommand::Create { name, role, plan, per_minute, per_day } => {
+        KeysCommand::Create { store: _, name, role, plan, per_minute, per_day } => {
             let limits = match (per_minute, per_day) {
                 (None, None) => None,
                 (Some(per_minute), Some(per_day)) => Some(Limits { per_minute, per_day }),
@@ -266,7 +293,7 @@ async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()>
             println!("{}", created.key);
             eprintln!("created key {} ({}, {})", created.key_info.id, role.as_str(), plan.as_str());
         }
-        KeysCommand::List => {
+        KeysCommand::List(_) => {
             println!(
                 "{:>5}  {:<9} {:<11} {:>9} {:>9}  {:<20}  {:<20}  name",
                 "id", "role", "plan", "per min", "per day", "created", "revoked"
@@ -286,7 +313,7 @@ async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()>
                 );
             }
         }
-        KeysCommand::Revoke { id } => {
+        KeysCommand::Revoke { store: _, id } => {
             let row = keys::revoke(&db, now, id).await.with_context(|| format!("revoking key {id}"))?;
             eprintln!("revoked key {} ({}); a running server stops accepting it within a second", row.id, row.name);
         }
@@ -295,41 +322,29 @@ async fn manage_keys(config: Config, command: KeysCommand) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Whether the WASM that a hash file (`wasm: <hash>` among its lines) names is in the site.
-fn hashed_wasm_exists(hashes: &str, options: &leptos::config::LeptosOptions) -> bool {
-    hashes.lines().filter_map(|line| line.strip_prefix("wasm: ")).any(|hash| {
-        let name = format!("{}.{}.wasm", options.output_name, hash.trim());
-        std::path::Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref()).join(name).is_file()
-    })
-}
-
 async fn serve(config: Config) -> anyhow::Result<()> {
     let leptos = get_configuration(None).context("reading the Leptos configuration")?;
     let mut options = leptos.leptos_options;
-    // `make build-release` writes the assets' content hashes beside the binary; with them
-    // the pages name `petstore.<hash>.wasm`, which browsers may cache for good. A hash
-    // file left by an earlier build whose files are gone (a later build without hashes
-    // empties the site) is ignored, or every page would link a missing WASM.
-    if !options.hash_files {
-        options.hash_files = std::env::current_exe()
-            .ok()
-            .and_then(|exe| Some(exe.parent()?.join(options.hash_file.as_ref())))
-            .and_then(|hashes| std::fs::read_to_string(hashes).ok())
-            .is_some_and(|hashes| hashed_wasm_exists(&hashes, &options));
-    }
+    // The built site, whole, or no start (server::site says where it looks); with
+    // `make build-release`'s content hashes the pages name `petstore.<hash>.wasm`,
+    // which browsers may cache for good.
+    let site = server::site::Search::of_this_process(&options).find().map_err(anyhow::Error::msg)?;
+    options.site_root = site.root.to_string_lossy().into_owned().into();
+    options.hash_files = site.hashed;
+    tracing::info!(site = %site.root.display(), hashed_names = site.hashed, "serving the built site");
     let addr = config.addr.unwrap_or(options.site_addr);
     options.site_addr = addr;
     let config = Config { addr: Some(addr), ..config };
-    let store_file = match app::db::Engine::of_url(&config.database_url)? {
-        app::db::Engine::Sqlite => Some(app::db::sqlite_file(&config.database_url)?),
+    let store_file = match app::db::Engine::of_url(&config.store.database_url)? {
+        app::db::Engine::Sqlite => Some(app::db::sqlite_file(&config.store.database_url)?),
         app::db::Engine::Postgres if config.backup_dir.is_some() => bail!(
             "--backup-dir takes snapshots of a SQLite store; {}",
-            postgres_backups(&config.database_url, "petstore.dump")
+            postgres_backups(&config.store.database_url, "petstore.dump")
         ),
         app::db::Engine::Postgres => None,
     };
 
-    let db = open(&config).await?;
+    let db = open(&config.store).await?;
     let clock = Clock::system();
     // Once per store, whichever of several servers starting together gets there first.
     let first_start = async {
@@ -350,7 +365,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let first_admin =
         db.alone(first_start).await.context("loading the demo catalog or creating the first admin key")?;
     if let Some(created) = first_admin {
-        println!("Created the first admin key (shown only this once; keep it safe):\n\n    {}\n", created.key);
+        let beside_store = store_file.as_deref().and_then(std::path::Path::parent).filter(|dir| !dir.as_os_str().is_empty());
+        let file = config.first_admin_key_file.clone().unwrap_or_else(|| {
+            beside_store.unwrap_or(std::path::Path::new(".")).join("first-admin-key")
+        });
+        hand_over_first_admin_key(&created.key, &file);
     }
 
     let scheduled_backups = match config.backup_dir.clone().zip(store_file) {
@@ -358,7 +377,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             // Each snapshot is taken by this binary's `backup` in a child process.
             let program = std::env::current_exe().context("finding this binary, which takes the scheduled backups")?;
             let (every, keep, database_url) =
-                (config.backup_every, config.backup_keep as usize, config.database_url.clone());
+                (config.backup_every, config.backup_keep as usize, config.store.database_url.clone());
             Some((store, app::services::backups::Schedule { dir, every, keep, program, database_url }))
         }
         None => None,
@@ -404,6 +423,42 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     db.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The first admin key, to the operator only: on a terminal it is shown; anywhere else
+/// (a service manager's journal, a container's log) standard output is kept, so it goes
+/// to `path`, a file only this user can read, and only its path is printed.
+fn hand_over_first_admin_key(key: &str, path: &std::path::Path) {
+    if std::io::stdout().is_terminal() {
+        println!("Created the first admin key (shown only this once; keep it safe):\n\n    {key}\n");
+        return;
+    }
+    match write_secret(path, key) {
+        Ok(()) => println!(
+            "Wrote the first admin key to {} (readable only by this user: keep the key elsewhere, then delete the file)",
+            path.display()
+        ),
+        Err(err) => tracing::error!(
+            path = %path.display(),
+            error = %err,
+            "could not write the first admin key; create an admin key with `server keys create --role admin --name …`"
+        ),
+    }
+}
+
+/// `text` in a new file at `path` that only this user may read (mode 0600 from its
+/// creation: never readable by others, not even for a moment); an older file there is
+/// replaced.
+fn write_secret(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    writeln!(file, "{text}")?;
+    file.sync_all()
 }
 
 /// Resolves on SIGINT or SIGTERM: stop accepting, let in-flight requests finish.

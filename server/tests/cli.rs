@@ -12,6 +12,7 @@ use common::live::Running;
 fn server(db: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
     command.env("DATABASE_URL", db).env("RUST_LOG", "warn").env("LEPTOS_OUTPUT_NAME", "petstore");
+    command.env("LEPTOS_SITE_ROOT", common::live::test_site());
     // Stopped at once (the drain has a test of its own, shutdown.rs).
     command.env("PETSTORE_SHUTDOWN_DRAIN", "0");
     command
@@ -82,10 +83,24 @@ fn keys_create_prints_only_the_key_then_list_and_revoke() {
 /// Starts the server (with `args`), returns what it printed before it said it was
 /// running.
 fn first_lines(db: &str, args: &[&str]) -> String {
+    first_lines_of(server(db).args(args))
+}
+
+/// As [`first_lines`], with standard output a terminal (util-linux's `script` runs it
+/// on a pseudo-terminal), as for an operator who starts it by hand.
+fn first_lines_on_a_terminal(db: &str) -> String {
+    let binary = env!("CARGO_BIN_EXE_server");
+    let command = server(db);
+    let mut script = Command::new("script");
+    script.args(["--quiet", "--return", "--command", binary, "/dev/null"]);
+    script.envs(command.get_envs().filter_map(|(name, value)| Some((name, value?))));
+    first_lines_of(&mut script)
+}
+
+fn first_lines_of(command: &mut Command) -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Running(
-        server(db)
-            .args(args)
+        command
             .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
             .env("PETSTORE_DEMO_DATA", "false")
             .stdout(Stdio::piped())
@@ -111,17 +126,56 @@ fn first_lines(db: &str, args: &[&str]) -> String {
     seen
 }
 
+/// Under a service manager or in a container standard output ends in a journal: the
+/// first admin key goes to a file only the server's user can read, and only its path
+/// is printed. Once: a second start creates nothing and leaves the file alone.
 #[test]
-fn first_start_prints_one_admin_key_once() {
+fn first_start_writes_one_admin_key_to_a_private_file_when_stdout_is_not_a_terminal() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("first.db").display());
+    let file = dir.path().join("first-admin-key");
     let first = first_lines(&db, &[]);
-    assert!(first.contains("Created the first admin key"), "{first}");
-    assert_eq!(first.matches("psk_").count(), 1, "{first}");
+    assert!(first.contains(&format!("Wrote the first admin key to {}", file.display())), "{first}");
+    assert!(!first.contains("psk_"), "no key on standard output: {first}");
+    let key = std::fs::read_to_string(&file).unwrap();
+    assert!(key.trim().starts_with("psk_") && key.lines().count() == 1, "{key:?}");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+
     let second = first_lines(&db, &[]);
-    assert!(!second.contains("psk_"), "{second}");
+    assert!(!second.contains("first admin key") && !second.contains("psk_"), "{second}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), key, "the file is left as it was");
     let (_, list, _) = run(&db, &["keys", "list"]);
     assert_eq!(list.lines().filter(|l| l.contains("admin")).count(), 1, "{list}");
+}
+
+/// Started by hand on a terminal, the key is shown once, and no file is written.
+#[test]
+fn first_start_on_a_terminal_shows_the_admin_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("first.db").display());
+    let first = first_lines_on_a_terminal(&db);
+    assert!(first.contains("Created the first admin key"), "{first}");
+    assert_eq!(first.matches("psk_").count(), 1, "{first}");
+    assert!(!dir.path().join("first-admin-key").exists());
+    let second = first_lines_on_a_terminal(&db);
+    assert!(!second.contains("psk_"), "{second}");
+}
+
+/// A server whose built site is missing would answer pages whose scripts and styles
+/// are all 404: it refuses to start, naming where it looked and what is missing.
+#[test]
+fn a_server_without_its_built_site_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("site.db").display());
+    let empty = dir.path().join("empty-site");
+    std::fs::create_dir(&empty).unwrap();
+    let out = server(&db).env("LEPTOS_SITE_ROOT", &empty).env("PETSTORE_ADDR", "127.0.0.1:0").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("LEPTOS_SITE_ROOT names a folder without the built site"), "{stderr}");
+    assert!(stderr.contains(&empty.display().to_string()) && stderr.contains("petstore_bg.wasm"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("is running"));
 }
 
 /// A store on a small volume starts empty with `--demo-data off` (or `false`): no
@@ -132,7 +186,7 @@ async fn demo_data_off_starts_an_empty_store() {
         let dir = tempfile::tempdir().unwrap();
         let db = format!("sqlite://{}", dir.path().join("demo.db").display());
         let started = first_lines(&db, &["--demo-data", value]);
-        assert!(started.contains("Created the first admin key"), "{started}");
+        assert!(started.contains("Wrote the first admin key"), "{started}");
         let store = sqlx::SqlitePool::connect(&db).await.unwrap();
         let counts: (i64, i64, i64) = sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM categories), (SELECT COUNT(*) FROM pets), (SELECT COUNT(*) FROM pet_photos)",

@@ -85,6 +85,51 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
     assert!(!text.contains(&format!("/api/v1/pets/{pet}\"")), "{text}");
 }
 
+/// The scrape token reads `/metrics` (with the process's own series, the build's
+/// release and commit, and every counter at 0 before its first event) and nothing else:
+/// on the API it is no key at all. A wrong token is refused like a wrong key.
+#[tokio::test]
+async fn a_metrics_token_reads_the_metrics_and_nothing_else() {
+    let token = "scrape-0123456789abcdef0123456789abcdef";
+    let config = Config { metrics_token: Some(server::config::parse_metrics_token(token).unwrap()), ..Config::default() };
+    let app = TestApp::with_config(config).await;
+    let scraped = app.send(bearer("/metrics", token)).await;
+    assert_eq!(scraped.status, StatusCode::OK, "{}", scraped.text);
+    let text = &scraped.text;
+    let build = format!(r#"petstore_build_info{{version="{}",commit="{}"}} 1"#, server::VERSION, server::COMMIT);
+    for expected in [
+        build.as_str(),
+        "process_cpu_seconds_total ",
+        "process_resident_memory_bytes ",
+        "process_open_fds ",
+        "process_max_fds ",
+        "process_start_time_seconds ",
+        r#"petstore_db_faults_total{kind="full"} "#,
+        r#"petstore_db_faults_total{kind="busy"} "#,
+        r#"petstore_webhook_deliveries_total{outcome="failed"} "#,
+        r#"petstore_rate_limited_total{code="temporarily_banned"} "#,
+        "petstore_backup_failures_total ",
+        "petstore_bans_total ",
+    ] {
+        assert!(text.contains(expected), "missing {expected} in:\n{text}");
+    }
+    assert!(server::COMMIT.len() >= 7, "the commit is known when built from a checkout: {}", server::COMMIT);
+
+    let wrong = app.send(bearer("/metrics", "scrape-0123456789abcdef0123456789abcdeX")).await;
+    wrong.assert_error(401, "invalid_api_key");
+    for (method, path) in [(Method::GET, "/api/v1/store/inventory"), (Method::DELETE, "/api/v1/pets/1")] {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        app.send(request).await.assert_error(401, "invalid_api_key");
+    }
+    // Admin keys still read it.
+    assert_eq!(app.send(bearer("/metrics", &app.admin)).await.status, StatusCode::OK);
+}
+
 fn bearer(path: &str, key: &str) -> Request<Body> {
     Request::get(path).header(header::AUTHORIZATION, format!("Bearer {key}")).body(Body::empty()).unwrap()
 }

@@ -2,9 +2,11 @@
 //! `metrics` facade (here for HTTP, in the services for orders and rate limits); gauges
 //! that the database or the limiter already know are read at scrape time.
 //!
-//! `/metrics` needs an admin key (`Authorization: Bearer …` as Prometheus sends with
+//! `/metrics` needs the scrape token (`--metrics-token`, which reads nothing else) or an
+//! admin key (`Authorization: Bearer …` as Prometheus sends with
 //! `authorization: {credentials: …}`, or `X-API-Key`), read as the API reads it, but
-//! is not rate-limited.
+//! is not rate-limited. Every counter is there from the start, at 0, so that a rate or
+//! an alert over it has a series before the first event.
 
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
@@ -46,11 +48,51 @@ pub fn handle() -> &'static PrometheusHandle {
         // Another recorder already installed (a test harness): ours still renders.
         let _ = metrics::set_global_recorder(recorder);
         describe();
+        start_at_zero();
+        metrics::gauge!("petstore_build_info", "version" => crate::VERSION, "commit" => crate::COMMIT).set(1.0);
         handle
     })
 }
 
+/// The process's own series (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+/// `process_open_fds`…), read from `/proc` at each scrape.
+fn process() -> &'static metrics_process::Collector {
+    static PROCESS: LazyLock<metrics_process::Collector> = LazyLock::new(metrics_process::Collector::default);
+    &PROCESS
+}
+
+/// Every counter's series with the labels it can take, at 0: a counter that appears
+/// only at its first event has no rate before it, and `increase()` misses that event.
+fn start_at_zero() {
+    let zero = |counter: metrics::Counter| counter.increment(0);
+    zero(metrics::counter!("petstore_rate_limited_total", "code" => "rate_limited"));
+    zero(metrics::counter!("petstore_rate_limited_total", "code" => "temporarily_banned"));
+    zero(metrics::counter!("petstore_bans_total"));
+    zero(metrics::counter!("petstore_orders_placed_total"));
+    zero(metrics::counter!("petstore_backup_failures_total"));
+    for outcome in ["succeeded", "failed"] {
+        zero(metrics::counter!("petstore_webhook_deliveries_total", "outcome" => outcome));
+    }
+    for kind in ["full", "storage", "busy"] {
+        zero(metrics::counter!("petstore_db_faults_total", "kind" => kind));
+    }
+    for how in ["kept", "assembled", "rendered"] {
+        zero(metrics::counter!("petstore_pages_total", "how" => how));
+    }
+    for how in ["redis", "swap", "locked"] {
+        zero(metrics::counter!("petstore_rate_limit_rounds_total", "how" => how));
+    }
+    for limit in ["all", "address"] {
+        zero(metrics::counter!("petstore_connections_refused_total", "limit" => limit));
+    }
+}
+
 fn describe() {
+    process().describe();
+    metrics::describe_gauge!(
+        "petstore_build_info",
+        "Always 1; its labels say the release (version) and the commit this server was built from"
+    );
     metrics::describe_counter!("http_requests_total", "HTTP requests answered, by method, route and status");
     metrics::describe_histogram!(
         "http_request_duration_seconds",
@@ -59,6 +101,14 @@ fn describe() {
     );
     metrics::describe_counter!("petstore_rate_limited_total", "Requests refused with 429, by error code");
     metrics::describe_counter!("petstore_bans_total", "Temporary bans started");
+    metrics::describe_counter!(
+        "petstore_connections_refused_total",
+        "Connections closed at once for a limit, by which (all: --max-connections; address: one client's share)"
+    );
+    metrics::describe_counter!(
+        "petstore_rate_limit_rounds_total",
+        "Several servers: rounds of rate-limit counting, by how (redis; swap: stored over what this server last saw; locked: another server counted meanwhile, or the first round)"
+    );
     metrics::describe_counter!(
         "petstore_pages_total",
         "Pages answered, by how (kept: the kept page; assembled: the kept page with a signed-in visitor's header; rendered: for this request)"
@@ -315,13 +365,20 @@ impl Series {
 pub async fn render(State(state): State<AppState>, request: Request) -> Response {
     let (extensions, headers) = (request.extensions(), request.headers());
     let key = crate::api::auth::presented_key(headers);
-    let client = state.access.client(extensions, headers);
-    let caller = match state.access.admit(key.into(), client, Counting::BansOnly).await {
-        Ok(admitted) => admitted.caller.and_then(|caller| auth::require(caller, Role::Admin)),
-        Err(refused) => Err(refused.error),
+    let scraper = match (&state.config.metrics_token, &key) {
+        (Some(token), auth::Presented::Key(presented)) => token.matches(presented),
+        _ => false,
     };
-    if let Err(err) = caller {
-        return err.into_response();
+    if !scraper {
+        // Anything else is read as an API key: a wrong one counts as a failed attempt.
+        let client = state.access.client(extensions, headers);
+        let caller = match state.access.admit(key.into(), client, Counting::BansOnly).await {
+            Ok(admitted) => admitted.caller.and_then(|caller| auth::require(caller, Role::Admin)),
+            Err(refused) => Err(refused.error),
+        };
+        if let Err(err) = caller {
+            return err.into_response();
+        }
     }
     record_gauges(&state).await;
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text()).into_response()
@@ -335,6 +392,7 @@ fn text() -> String {
 
 /// What other parts already know, read when scraped.
 async fn record_gauges(state: &AppState) {
+    process().collect();
     let size = state.db.pool().size();
     let idle = u32::try_from(state.db.pool().num_idle()).unwrap_or(u32::MAX);
     metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));

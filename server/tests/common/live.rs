@@ -40,6 +40,20 @@ impl DerefMut for Running {
     }
 }
 
+/// A stand-in for the built storefront (`target/site`, which `cargo test` does not
+/// build): the files a page links, empty. The server refuses to start without them.
+pub fn test_site() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-site");
+    std::fs::create_dir_all(root.join("pkg")).expect("the test site's folder");
+    for file in ["petstore.js", "petstore_bg.wasm", "petstore.css"] {
+        let path = root.join("pkg").join(file);
+        if !path.is_file() {
+            std::fs::write(&path, "").expect("a test site file");
+        }
+    }
+    root
+}
+
 pub struct LiveServer {
     child: Running,
     pub addr: SocketAddr,
@@ -83,6 +97,9 @@ impl LiveServer {
             .env("PETSTORE_SHUTDOWN_DRAIN", "0")
             .env("RUST_LOG", "warn")
             .env("LEPTOS_OUTPUT_NAME", "petstore")
+            .env("LEPTOS_SITE_ROOT", test_site())
+            // Files the server writes into its working directory stay in the test's.
+            .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         configure(&mut command);
@@ -98,9 +115,9 @@ impl LiveServer {
         let mut admin = None;
         let addr = loop {
             let line = rx.recv_timeout(Duration::from_secs(30)).expect("the server starts within 30 s");
-            let trimmed = line.trim();
-            if trimmed.starts_with("psk_") {
-                admin = Some(trimmed.to_owned());
+            if let Some(rest) = line.strip_prefix("Wrote the first admin key to ") {
+                let path = rest.split(" (").next().unwrap();
+                admin = Some(std::fs::read_to_string(path).expect("the first admin key's file").trim().to_owned());
             }
             if let Some(rest) = line.strip_prefix("Pet Store is running at http://") {
                 break rest.split('/').next().unwrap().parse().expect("an address");

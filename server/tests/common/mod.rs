@@ -88,7 +88,7 @@ impl TestApp {
         let url = app::db::testing::scratch_url(dir.path()).await;
         let db = app::db::Db::connect(&url).await.expect("the database opens");
         let clock = Clock::manual(now.clone());
-        let state = AppState::new(db.clone(), Config { database_url: url, ..config }, clock).await.unwrap();
+        let state = AppState::new(db.clone(), config.over(url), clock).await.unwrap();
         let options = LeptosOptions::builder().output_name("petstore").build();
         let admin = match app::on_pool!(db, |pool| sqlx::query_scalar::<_, String>(
             "SELECT name FROM api_keys WHERE name = 'test admin'"
