@@ -34,8 +34,11 @@ LITESTREAM_LOCK := deploy/litestream-requirements.txt
 # squawk (PyPI's squawk-cli, pinned) lints the PostgreSQL migrations in `make lint`.
 SQUAWK_VENV := $(TOOLS_DIR)/squawk
 SQUAWK_LOCK := app/migrations/squawk-requirements.txt
+# promtool, from Debian's prometheus package unpacked here (never its service), checks
+# the alert rules and the scrape (scripts/check-deploy.py).
+PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 
-.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk build-release test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk deploy-tools build-release dist test-dist test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -46,14 +49,17 @@ run: build-tools build-release
 	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
 	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
 
-test: test-tools lint test-rust test-e2e test-api
+test: test-tools lint test-rust test-e2e test-api test-dist
 
-# The PostgreSQL migrations by squawk (app/migrations/squawk.toml); formatting, and
-# clippy with every warning an error, for the server build (app's
+# The PostgreSQL migrations by squawk (app/migrations/squawk.toml); deploy/ by each
+# file's own tool (systemd-analyze verify of the unit run on the release binary,
+# promtool's checks and tests of the alert rules, the dashboard's queries parsed);
+# formatting, and clippy with every warning an error, for the server build (app's
 # `ssr`, every target: tests and benches too) and the browser build (`hydrate`, for
 # wasm32). The lint set is [workspace.lints] in Cargo.toml.
-lint: toolchain squawk
+lint: build-tools squawk deploy-tools build-release
 	$(SQUAWK_VENV)/bin/squawk -c app/migrations/squawk.toml --reporter gcc 'app/migrations/postgres/*.sql'
+	PROMTOOL=$(PROMTOOL) scripts/check-deploy.py lint $(TARGET_DIR)/release/server
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets -p app -p server --features app/ssr,server/bench-internals -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown -p frontend -- -D warnings
@@ -88,6 +94,16 @@ test-e2e: test-tools build-release
 test-api: schemathesis end2end/node_modules/.package-lock.json build-release
 	SERVER_BIN=$(TARGET_DIR)/release/server ST=$(SCHEMATHESIS_VENV)/bin/st end2end/api-fuzz/run.sh
 	SERVER_BIN=$(TARGET_DIR)/release/server end2end/api-client/run.sh
+
+# The release as one archive (scripts/dist.sh): the binary, hash.txt and the site side
+# by side, with deploy/ and docs/, in target/dist/. Then the archive as an operator
+# meets it: unpacked, run from another folder, watched, stopped, and refused when a part
+# is missing (scripts/test-dist.sh).
+dist: build-tools build-release
+	TARGET_DIR=$(TARGET_DIR) scripts/dist.sh
+
+test-dist: dist deploy-tools
+	PROMTOOL=$(PROMTOOL) scripts/test-dist.sh
 
 # The benchmark suite against the release server (docs/PERFORMANCE.md): a table, the
 # budgets, and target/bench/results.json.
@@ -141,7 +157,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
-test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis litestream
+test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis litestream deploy-tools
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -199,6 +215,17 @@ squawk: python-venv
 wrk:
 	@if command -v wrk >/dev/null; then echo "ok: wrk"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk; fi
+
+# promtool from Debian's prometheus package, unpacked into the tools folder (installing
+# the package would start a Prometheus server); systemd-analyze from Debian's systemd.
+deploy-tools:
+	@if [ -x "$(PROMTOOL)" ] && "$(PROMTOOL)" --version 2>&1 | grep -q "promtool, version 2\."; then \
+	  echo "ok: promtool"; \
+	else rm -rf "$(TOOLS_DIR)/prometheus" && mkdir -p "$(TOOLS_DIR)/prometheus" && cd "$(TOOLS_DIR)/prometheus" \
+	  && { apt-get download prometheus 2>/dev/null || { $(SUDO) apt-get update && apt-get download prometheus; }; } \
+	  && dpkg-deb -x prometheus_*.deb . && rm prometheus_*.deb; fi
+	@if command -v systemd-analyze >/dev/null; then echo "ok: systemd-analyze"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y systemd; fi
 
 # PostgreSQL and Redis from Debian, for the engine matrix and the several-servers
 # suite. The tests never use the packages' own services: they start throwaway servers

@@ -31,7 +31,7 @@ seconds_since() { echo "$(date +%s.%N) - $1" | bc; }
 
 echo "seeding $pets pets and as many orders into $db"
 started=$(date +%s.%N)
-key=$(DATABASE_URL=$url RUST_LOG=warn "$bin" --demo-data=false keys create --name bench --role admin \
+key=$(DATABASE_URL=$url RUST_LOG=warn "$bin" keys create --name bench --role admin \
   --plan enterprise --per-minute 2000000000 --per-day 2000000000)
 names=$(printf "(%s, '%s')," 0 Rex 1 Fluffy 2 Max 3 Bella 4 Luna 5 Charlie 6 Coco 7 Milo 8 Daisy 9 Rocky 10 Bailey \
   11 Simba 12 Nala 13 Oscar 14 Ruby 15 Teddy 16 Ziggy 17 Pepper 18 Ginger 19 Shadow)

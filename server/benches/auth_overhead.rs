@@ -37,8 +37,7 @@ async fn main() {
     let created = keys::create(&db, 0, new).await.unwrap();
     let caller = app::model::Caller { key_id: created.key_info.id, role: Role::Customer, limits };
 
-    let state =
-        AppState::new(db.clone(), Config::default().over(url), Clock::system()).await.unwrap();
+    let state = AppState::new(db.clone(), Config::default().over(url), Clock::system()).await.unwrap();
     let guarded = Router::new().fallback_service(server::api::service(state.clone()));
     let bare = Router::new().fallback_service(server::api::service_without_guard(state, caller));
     let guarded_addr = common::spawn(guarded).await;

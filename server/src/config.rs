@@ -42,8 +42,8 @@ pub struct Config {
     #[arg(long, env = "PETSTORE_REDIS_URL")]
     pub redis_url: Option<String>,
     /// Take scheduled snapshots of the SQLite store into this folder (created if
-    /// missing); of several servers over one store file, one takes them
-    #[arg(long, env = "PETSTORE_BACKUP_DIR")]
+    /// missing); of several servers over one store file, one takes them. Empty: none
+    #[arg(long, env = "PETSTORE_BACKUP_DIR", value_parser = parse_folder)]
     pub backup_dir: Option<std::path::PathBuf>,
     /// How often a scheduled snapshot is taken (with --backup-dir), such as 6h, 15m or 2s
     #[arg(long, env = "PETSTORE_BACKUP_EVERY", default_value = "6h", value_parser = parse_interval)]
@@ -142,6 +142,12 @@ impl Config {
     /// These settings over the store at `url`.
     pub fn over(self, database_url: impl Into<String>) -> Config {
         Config { store: Store { database_url: database_url.into(), ..self.store }, ..self }
+    }
+
+    /// Where scheduled snapshots go, if anywhere: an empty `--backup-dir` is none, so that
+    /// `PETSTORE_BACKUP_DIR=` in an EnvironmentFile turns off what a unit set.
+    pub fn backup_folder(&self) -> Option<&std::path::Path> {
+        self.backup_dir.as_deref().filter(|dir| !dir.as_os_str().is_empty())
     }
 
     /// When a key or address is banned, and for how long.
@@ -265,6 +271,11 @@ fn parse_interval(raw: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(span.as_secs()))
 }
 
+/// A folder's path; empty is taken too, and means none ([`Config::backup_folder`]).
+fn parse_folder(raw: &str) -> Result<std::path::PathBuf, String> {
+    Ok(std::path::PathBuf::from(raw.trim()))
+}
+
 fn parse_drain(raw: &str) -> Result<Duration, String> {
     match raw.trim().parse::<u64>() {
         Ok(seconds @ 0..=300) => Ok(Duration::from_secs(seconds)),
@@ -324,7 +335,9 @@ impl std::fmt::Debug for MetricsToken {
 pub fn parse_metrics_token(raw: &str) -> Result<MetricsToken, String> {
     let token = raw.trim();
     if token.chars().count() < 32 || !token.chars().all(|c| c.is_ascii_graphic()) {
-        return Err("expected at least 32 visible ASCII characters, such as the output of `openssl rand -hex 32`".into());
+        return Err(
+            "expected at least 32 visible ASCII characters, such as the output of `openssl rand -hex 32`".into()
+        );
     }
     Ok(MetricsToken(token.to_owned()))
 }
@@ -394,6 +407,10 @@ mod tests {
         assert_eq!(default.currency.code, "EUR");
         assert!(!default.webhooks_allow_private);
         assert!(default.metrics_token.is_none());
+        assert_eq!(default.backup_folder(), None);
+        assert_eq!(parse(&["--backup-dir="]).unwrap().backup_folder(), None, "empty is none");
+        let set = parse(&["--backup-dir=/srv/backups"]).unwrap();
+        assert_eq!(set.backup_folder(), Some(std::path::Path::new("/srv/backups")));
     }
 
     #[test]

@@ -325,6 +325,17 @@ async fn manage_keys(command: KeysCommand) -> anyhow::Result<()> {
 async fn serve(config: Config) -> anyhow::Result<()> {
     let leptos = get_configuration(None).context("reading the Leptos configuration")?;
     let mut options = leptos.leptos_options;
+    let addr = config.addr.unwrap_or(options.site_addr);
+    options.site_addr = addr;
+    let config = Config { addr: Some(addr), ..config };
+    let store_file = match app::db::Engine::of_url(&config.store.database_url)? {
+        app::db::Engine::Sqlite => Some(app::db::sqlite_file(&config.store.database_url)?),
+        app::db::Engine::Postgres if config.backup_folder().is_some() => bail!(
+            "--backup-dir takes snapshots of a SQLite store; {}",
+            postgres_backups(&config.store.database_url, "petstore.dump")
+        ),
+        app::db::Engine::Postgres => None,
+    };
     // The built site, whole, or no start (server::site says where it looks); with
     // `make build-release`'s content hashes the pages name `petstore.<hash>.wasm`,
     // which browsers may cache for good.
@@ -332,17 +343,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     options.site_root = site.root.to_string_lossy().into_owned().into();
     options.hash_files = site.hashed;
     tracing::info!(site = %site.root.display(), hashed_names = site.hashed, "serving the built site");
-    let addr = config.addr.unwrap_or(options.site_addr);
-    options.site_addr = addr;
-    let config = Config { addr: Some(addr), ..config };
-    let store_file = match app::db::Engine::of_url(&config.store.database_url)? {
-        app::db::Engine::Sqlite => Some(app::db::sqlite_file(&config.store.database_url)?),
-        app::db::Engine::Postgres if config.backup_dir.is_some() => bail!(
-            "--backup-dir takes snapshots of a SQLite store; {}",
-            postgres_backups(&config.store.database_url, "petstore.dump")
-        ),
-        app::db::Engine::Postgres => None,
-    };
 
     let db = open(&config.store).await?;
     let clock = Clock::system();
@@ -365,14 +365,16 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let first_admin =
         db.alone(first_start).await.context("loading the demo catalog or creating the first admin key")?;
     if let Some(created) = first_admin {
-        let beside_store = store_file.as_deref().and_then(std::path::Path::parent).filter(|dir| !dir.as_os_str().is_empty());
-        let file = config.first_admin_key_file.clone().unwrap_or_else(|| {
-            beside_store.unwrap_or(std::path::Path::new(".")).join("first-admin-key")
-        });
+        let beside_store =
+            store_file.as_deref().and_then(std::path::Path::parent).filter(|dir| !dir.as_os_str().is_empty());
+        let file = config
+            .first_admin_key_file
+            .clone()
+            .unwrap_or_else(|| beside_store.unwrap_or(std::path::Path::new(".")).join("first-admin-key"));
         hand_over_first_admin_key(&created.key, &file);
     }
 
-    let scheduled_backups = match config.backup_dir.clone().zip(store_file) {
+    let scheduled_backups = match config.backup_folder().map(std::path::Path::to_owned).zip(store_file) {
         Some((dir, store)) => {
             // Each snapshot is taken by this binary's `backup` in a child process.
             let program = std::env::current_exe().context("finding this binary, which takes the scheduled backups")?;

@@ -285,6 +285,6 @@ async fn a_snapshot_that_cannot_be_written_stops_the_upgrade_before_it_migrates_
     assert!(hidden.is_empty(), "{hidden:?}");
 
     // Told to go on without one, it migrates.
-    let (ok, said) = server(&store, &["--snapshot-before-migrating=false", "keys", "list"]);
+    let (ok, said) = server(&store, &["keys", "list", "--snapshot-before-migrating=false"]);
     assert!(ok, "{said}");
 }

@@ -208,6 +208,7 @@ async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_wo
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert!(metric(&http, &admin, "petstore_db_faults_total{kind=\"storage\"}").await >= 1.0);
     assert_eq!(metric(&http, &admin, "petstore_db_writes_failing").await, 1.0);
+    assert_eq!(metric(&http, &admin, "petstore_ready").await, 0.0, "what /readyz says, for the alert");
     // The fault lasts a while, with traffic (whose rate-limit counters the server
     // tries to save every second, and fails to).
     for _ in 0..25 {
@@ -218,6 +219,7 @@ async fn storage_that_refuses_writes_answers_503_and_writes_come_back_when_it_wo
     // The fault ends: ready again within 5 s by itself, and writes work.
     attribute("-i");
     readiness_becomes(&http, 200).await;
+    assert_eq!(metric(&http, &admin, "petstore_ready").await, 1.0);
     let after = http.expect(201, "POST", "/api/v1/pets", &admin, Some(&pet("After"))).await;
     let (_, listed) = http.get("/api/v1/pets", &admin).await.unwrap();
     let names: Vec<&str> = listed.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();

@@ -69,6 +69,7 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
         "petstore_db_pool_max_connections 8",
         "petstore_banned_subjects 0",
         "petstore_db_writes_failing 0",
+        "petstore_ready 1",
     ] {
         assert!(text.contains(expected), "missing {expected} in:\n{text}");
     }
@@ -91,7 +92,8 @@ async fn metrics_need_an_admin_key_and_count_requests_by_route() {
 #[tokio::test]
 async fn a_metrics_token_reads_the_metrics_and_nothing_else() {
     let token = "scrape-0123456789abcdef0123456789abcdef";
-    let config = Config { metrics_token: Some(server::config::parse_metrics_token(token).unwrap()), ..Config::default() };
+    let config =
+        Config { metrics_token: Some(server::config::parse_metrics_token(token).unwrap()), ..Config::default() };
     let app = TestApp::with_config(config).await;
     let scraped = app.send(bearer("/metrics", token)).await;
     assert_eq!(scraped.status, StatusCode::OK, "{}", scraped.text);

@@ -297,9 +297,10 @@ pub async fn status(db: &Db, now: i64) -> AppResult<Option<BackupStatus>> {
     }))
 }
 
-/// When the last scheduled snapshot was written (Unix seconds), if ever.
-pub async fn last_success(db: &Db) -> AppResult<Option<i64>> {
-    Ok(sql::backups::read(db).await?.and_then(|row| row.last_success_at))
+/// When the last scheduled snapshot was written (Unix seconds), if ever, and every how
+/// many seconds one is due (the alert on a stale backup compares the two).
+pub async fn last_success(db: &Db) -> AppResult<(Option<i64>, Option<i64>)> {
+    Ok(sql::backups::read(db).await?.map_or((None, None), |row| (row.last_success_at, row.every_seconds)))
 }
 
 #[cfg(test)]

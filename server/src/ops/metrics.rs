@@ -141,11 +141,19 @@ fn describe() {
         "petstore_backup_last_success_timestamp_seconds",
         "When the last scheduled backup of the SQLite store was written (Unix time; from the store, so every server of it tells)"
     );
+    metrics::describe_gauge!(
+        "petstore_backup_interval_seconds",
+        "Every how many seconds a scheduled backup of the SQLite store is due (--backup-every of the server taking them)"
+    );
     metrics::describe_counter!("petstore_backup_failures_total", "Scheduled backups this server failed to take");
     metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");
     metrics::describe_counter!(
         "petstore_db_faults_total",
         "Write transactions whose BEGIN or COMMIT failed for a fault, the server's own included, by kind (full, storage: read-only, I/O error or cannot open, busy: a lock held past the busy timeout)"
+    );
+    metrics::describe_gauge!(
+        "petstore_ready",
+        "1 when /readyz would answer 200 (ready, or degraded without Redis), else 0"
     );
     metrics::describe_gauge!(
         "petstore_db_writes_failing",
@@ -393,6 +401,8 @@ fn text() -> String {
 /// What other parts already know, read when scraped.
 async fn record_gauges(state: &AppState) {
     process().collect();
+    let ready = super::health::readiness(state).await.is_ok();
+    metrics::gauge!("petstore_ready").set(if ready { 1.0 } else { 0.0 });
     let size = state.db.pool().size();
     let idle = u32::try_from(state.db.pool().num_idle()).unwrap_or(u32::MAX);
     metrics::gauge!("petstore_db_pool_connections", "state" => "idle").set(f64::from(idle));
@@ -405,8 +415,13 @@ async fn record_gauges(state: &AppState) {
         metrics::gauge!("petstore_redis_up").set(if up { 1.0 } else { 0.0 });
     }
     metrics::gauge!("petstore_db_writes_failing").set(if state.db.writes_failing() { 1.0 } else { 0.0 });
-    if let Ok(Some(at)) = app::services::backups::last_success(&state.db).await {
-        metrics::gauge!("petstore_backup_last_success_timestamp_seconds").set(at as f64);
+    if let Ok((last, every)) = app::services::backups::last_success(&state.db).await {
+        if let Some(at) = last {
+            metrics::gauge!("petstore_backup_last_success_timestamp_seconds").set(at as f64);
+        }
+        if let Some(every) = every {
+            metrics::gauge!("petstore_backup_interval_seconds").set(every as f64);
+        }
     }
     if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);
