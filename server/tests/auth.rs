@@ -74,13 +74,17 @@ async fn sign_up_gives_a_working_free_customer_key_once_per_request() {
     app.request_as(None, Method::POST, "/api/v1/keys", Some(json!({ "role": "admin" })))
         .await
         .assert_error(422, "validation_failed");
-    // Sign-ups are limited per client IP: 5 a minute (the 422 above did not count).
-    for _ in 0..3 {
-        app.request_as(None, Method::POST, "/api/v1/keys", None).await;
+    // Sign-ups are limited per client IP: 5 a minute (the 422 above did not count), and
+    // their answers' rate-limit headers say that limit, the refusal's too.
+    for left in ["2", "1", "0"] {
+        let reply = app.request_as(None, Method::POST, "/api/v1/keys", None).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+        assert_eq!((reply.header("x-ratelimit-limit"), reply.header("x-ratelimit-remaining")), (Some("5"), Some(left)));
     }
     let reply = app.request_as(None, Method::POST, "/api/v1/keys", None).await;
     reply.assert_error(429, "rate_limited");
     assert_eq!(reply.header("retry-after"), Some("60"));
+    assert_eq!((reply.header("x-ratelimit-limit"), reply.header("x-ratelimit-remaining")), (Some("5"), Some("0")));
     assert_eq!(reply.header("x-api-stability"), Some("beta"));
     assert_eq!(app.count("api_keys").await, 1 + 5);
     // Every answer of the beta operation says so, a rejected key's 401 included.

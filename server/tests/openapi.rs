@@ -103,14 +103,53 @@ async fn document_facts() {
             assert_eq!(schema, "#/components/schemas/Error", "{method} {path} {status}");
         }
     }
+    // What the server always sends is required: a pet's photoUrls (empty when it has
+    // none), a delivery's answer (null when there was none).
     assert_eq!(
         doc["components"]["schemas"]["Pet"]["required"],
-        serde_json::json!(["id", "name", "categoryId", "status"])
+        serde_json::json!(["id", "name", "categoryId", "status", "photoUrls"])
     );
-    // Sign-up: anonymous first, a body that may be left out, and both shapes described.
+    let delivery = doc["components"]["schemas"]["Delivery"]["required"].as_array().unwrap();
+    for always in ["responseStatus", "durationMs", "error", "nextAttemptAt"] {
+        assert!(delivery.contains(&serde_json::json!(always)), "Delivery.{always}");
+    }
+    // What it leaves out is absent, never null: in every schema it sends, an optional
+    // property does not admit null (a required one may: ApiKey.revokedAt).
+    let mut optional = 0;
+    for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+        let sent = !name.starts_with("New")
+            && !name.ends_with("Update")
+            && !["SignUp", "OrderCompletion"].contains(&name.as_str());
+        let required = schema["required"].as_array().cloned().unwrap_or_default();
+        for (property, definition) in schema["properties"].as_object().into_iter().flatten() {
+            if sent && !required.contains(&serde_json::json!(property)) {
+                optional += 1;
+                assert!(
+                    !definition.to_string().contains("\"null\""),
+                    "{name}.{property} is optional and nullable: {definition}"
+                );
+            }
+        }
+    }
+    assert!(optional >= 8, "Pet.price, Order.total, …: {optional}");
+    // A request's null still means "remove".
+    assert_eq!(
+        doc["components"]["schemas"]["NewPet"]["properties"]["price"]["type"],
+        serde_json::json!(["integer", "null"])
+    );
+    // An error code a later release adds must not break a client built on this document.
+    let code = &doc["components"]["schemas"]["Error"]["properties"]["code"];
+    assert_eq!(code["anyOf"], serde_json::json!([{"$ref": "#/components/schemas/ErrorCode"}, {"type": "string"}]));
+    // A photo may be sent as bytes, which generators know how to send.
+    let photo = &doc["paths"]["/pets/{petId}/photo"]["put"]["requestBody"]["content"];
+    assert_eq!(photo["application/octet-stream"]["schema"]["format"], "binary");
+    // The stream is marked, for generators and their users to read it as a stream.
+    assert_eq!(doc["paths"]["/events"]["get"]["x-streaming"], true);
+    // Sign-up: anonymous first, a body generated clients send (`{}`), and both shapes
+    // described.
     let create_key = &doc["paths"]["/keys"]["post"];
     assert_eq!(create_key["security"][0], serde_json::json!({}));
-    assert_eq!(create_key["requestBody"]["required"], false);
+    assert_eq!(create_key["requestBody"]["required"], true);
     let shapes = &create_key["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
     assert_eq!(
         shapes,

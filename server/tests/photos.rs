@@ -220,6 +220,19 @@ async fn a_photo_is_turned_upright_and_keeps_nothing_but_its_pixels() {
     assert_eq!(webp_size(&photo_bytes(&app, &urls(&reply.body)[0]).await), (64, 48));
 }
 
+/// Generated API clients send a file as `application/octet-stream`: each of the three
+/// formats is known by its first bytes and stored as any upload is.
+#[tokio::test]
+async fn a_photo_sent_as_bytes_is_known_by_its_signature() {
+    let app = TestApp::new().await;
+    let pet = app.pet("Rex", app.category("Dogs").await, None).await;
+    for (body, size) in [(png(80, 60), (80, 60)), (jpeg(90, 60), (90, 60)), (webp(70, 50), (70, 50))] {
+        let reply = upload(&app, pet, Some("application/octet-stream"), body).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+        assert_eq!(webp_size(&photo_bytes(&app, &urls(&reply.body)[0]).await), size);
+    }
+}
+
 #[tokio::test]
 async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
     let app = TestApp::new().await;
@@ -231,8 +244,10 @@ async fn every_bad_upload_gets_its_own_error_and_stores_nothing() {
     let mut truncated_webp = webp(300, 200);
     truncated_webp.truncate(truncated_webp.len() / 2);
     let cases: Vec<(Option<&str>, Vec<u8>, u16, &str, &str)> = vec![
-        (Some("image/gif"), b"GIF89a".to_vec(), 415, "unsupported_media_type", "image/jpeg, image/png or image/webp"),
-        (Some("application/octet-stream"), png(10, 10), 415, "unsupported_media_type", "octet-stream"),
+        (Some("image/gif"), b"GIF89a".to_vec(), 415, "unsupported_media_type", "image/jpeg, image/png, image/webp or"),
+        // As bytes (what generated clients send), the file's signature must be one of them.
+        (Some("application/octet-stream"), b"GIF89a".to_vec(), 422, "invalid_image", "not a JPEG, PNG or WebP"),
+        (Some("application/octet-stream"), Vec::new(), 422, "invalid_image", "not a JPEG, PNG or WebP"),
         (Some("application/json"), b"{}".to_vec(), 415, "unsupported_media_type", "application/json"),
         (None, png(10, 10), 415, "unsupported_media_type", "no Content-Type"),
         // The Content-Type lies about the bytes.

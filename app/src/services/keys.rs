@@ -15,7 +15,7 @@ use crate::model::{ApiKey, Caller, CreatedApiKey, EventType, Limits, NewApiKey, 
 use crate::services::access::{self, ClientAddr, Subject};
 use crate::services::clock::rfc3339;
 use crate::services::events::{self, Audience};
-use crate::services::limits::RateLimiter;
+use crate::services::limits::{RateLimiter, WindowState};
 use crate::services::paging::PageRequest;
 use crate::services::validate;
 
@@ -113,7 +113,7 @@ pub async fn create(db: &Db, now: i64, new: NewApiKey) -> AppResult<CreatedApiKe
 pub const SIGN_UPS_PER_IP: Limits = Limits { per_minute: 5, per_day: 20 };
 
 /// Self-service sign-up (REST and storefront): a Free customer key, limited per client
-/// address (besides the limits of the request itself).
+/// address (`SIGN_UPS_PER_IP`, besides the limits of the request itself).
 pub async fn sign_up(
     db: &Db,
     limiter: &RateLimiter,
@@ -121,11 +121,32 @@ pub async fn sign_up(
     client: ClientAddr,
     request: SignUp,
 ) -> AppResult<CreatedApiKey> {
-    let name = validate::name("name", request.name.as_deref().unwrap_or("Free key"))?;
-    let verdict = limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP).await?;
-    access::decide(verdict, "sign-ups from this address").map_err(|refused| refused.error)?;
+    sign_up_counted(db, limiter, now, client, request).await.0
+}
+
+/// [`sign_up`], and the window of the address's sign-ups it was counted in (what the
+/// API's rate-limit headers say on its answer, a refusal's included), once counted.
+pub async fn sign_up_counted(
+    db: &Db,
+    limiter: &RateLimiter,
+    now: i64,
+    client: ClientAddr,
+    request: SignUp,
+) -> (AppResult<CreatedApiKey>, Option<WindowState>) {
+    let name = match validate::name("name", request.name.as_deref().unwrap_or("Free key")) {
+        Ok(name) => name,
+        Err(err) => return (Err(err), None),
+    };
+    let verdict = match limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP).await {
+        Ok(verdict) => verdict,
+        Err(err) => return (Err(err), None),
+    };
+    let window = match access::decide(verdict, "sign-ups from this address") {
+        Ok(window) => window,
+        Err(refused) => return (Err(refused.error), refused.window),
+    };
     let limits = Plan::Free.limits().expect("Free has fixed limits");
-    insert(db, now, &name.text, Role::Customer, Plan::Free, limits).await
+    (insert(db, now, &name.text, Role::Customer, Plan::Free, limits).await, Some(window))
 }
 
 async fn insert(db: &Db, now: i64, name: &str, role: Role, plan: Plan, limits: Limits) -> AppResult<CreatedApiKey> {

@@ -55,7 +55,28 @@ pub enum Format {
 
 impl Format {
     /// What the 415 says is accepted.
-    pub const ACCEPTED: &str = "image/jpeg, image/png or image/webp";
+    pub const ACCEPTED: &str = "image/jpeg, image/png, image/webp or application/octet-stream";
+
+    /// The format of an upload sent with `content_type`: the image type it names, or,
+    /// sent as `application/octet-stream` (what generated API clients send a file as),
+    /// the one its first bytes say.
+    pub fn of_upload(content_type: Option<&str>, bytes: &[u8]) -> AppResult<Format> {
+        let essence = content_type.map(|sent| sent.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        if essence.as_deref() == Some("application/octet-stream") {
+            return Format::sniff(bytes).ok_or_else(|| invalid("the body is not a JPEG, PNG or WebP image"));
+        }
+        content_type.and_then(Format::of_content_type).ok_or_else(|| unsupported(content_type))
+    }
+
+    /// The format the file's signature (its first bytes) names.
+    fn sniff(bytes: &[u8]) -> Option<Format> {
+        match bytes {
+            [0xFF, 0xD8, 0xFF, ..] => Some(Format::Jpeg),
+            [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, ..] => Some(Format::Png),
+            [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some(Format::Webp),
+            _ => None,
+        }
+    }
 
     /// The format a `Content-Type` names (parameters and case aside); `None` for any
     /// other type.
@@ -368,7 +389,7 @@ fn webp(image: &DynamicImage) -> AppResult<Vec<u8>> {
 /// `PUT /pets/{petId}/photo`: the pet's photo becomes the image in `bytes` (sent as
 /// `content_type`); answers the pet as it is then.
 pub async fn set(db: &Db, pet_id: i64, content_type: Option<&str>, bytes: axum::body::Bytes) -> AppResult<Pet> {
-    let format = content_type.and_then(Format::of_content_type).ok_or_else(|| unsupported(content_type))?;
+    let format = Format::of_upload(content_type, &bytes)?;
     // Refused before the work when the pet is gone.
     crate::services::pets::card(db, pet_id).await?;
     // The turn is held by the work itself: a request given up meanwhile (a timeout, a
@@ -511,5 +532,13 @@ mod tests {
         assert_eq!(Format::of_content_type("IMAGE/PNG; charset=binary"), Some(Format::Png));
         assert_eq!(Format::of_content_type("image/gif"), None);
         assert_eq!(Format::of_content_type("application/octet-stream"), None);
+        // Sent as bytes, a file is known by its signature.
+        let octets = Some("application/octet-stream");
+        assert_eq!(Format::of_upload(octets, b"\xFF\xD8\xFF\xE0rest").unwrap(), Format::Jpeg);
+        assert_eq!(Format::of_upload(octets, b"\x89PNG\r\n\x1a\nrest").unwrap(), Format::Png);
+        assert_eq!(Format::of_upload(octets, b"RIFF\x10\0\0\0WEBPVP8 ").unwrap(), Format::Webp);
+        assert_eq!(Format::of_upload(octets, b"GIF89a").unwrap_err().code, ErrorCode::InvalidImage);
+        assert_eq!(Format::of_upload(Some("image/png"), b"GIF89a").unwrap(), Format::Png, "decoding tells");
+        assert_eq!(Format::of_upload(None, b"\x89PNG").unwrap_err().code, ErrorCode::UnsupportedMediaType);
     }
 }

@@ -88,7 +88,10 @@ where
     // Origin, `Vary`, security headers, request id) at once, rather than the map
     // growing (and rehashing) three times on the way.
     response.headers_mut().reserve(ANSWER_HEADERS);
-    if let Some(window) = window {
+    // A handler that counted the request against a limit of its own (sign-up's) says
+    // that window instead.
+    let own_window = response.extensions_mut().remove::<WindowState>();
+    if let Some(window) = own_window.or(window) {
         rate_limit_headers(response.headers_mut(), window);
     }
     response

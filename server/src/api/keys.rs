@@ -3,6 +3,7 @@
 
 use app::error::{AppError, AppResult, ErrorCode};
 use app::model::{ApiKey, CreatedApiKey, NewApiKey, Role, SignUp};
+use app::services::limits::WindowState;
 use app::services::{keys, paging::PageRequest};
 use axum::extract::{OriginalUri, State};
 use axum::http::{Extensions, HeaderMap, StatusCode, header};
@@ -16,9 +17,10 @@ use crate::AppState;
 /// Create a key (beta)
 ///
 /// Without a key (or with a customer key): self-service sign-up, a Free customer key;
-/// the body `{"name"?}` may be empty. With an admin key: any role and plan, body
+/// the body `SignUp`, `{"name"?}`, may be `{}` or left out. With an admin key: any role and plan, body
 /// `NewApiKey` (Enterprise keys need `limits`). The secret is in `key`, shown this
-/// once. Sign-ups are limited per client IP (5 a minute, 20 a day).
+/// once. Sign-ups are limited per client IP (5 a minute, 20 a day), and their answers'
+/// rate-limit headers say that limit.
 #[utoipa::path(post, path = "/keys", tag = "Store", operation_id = "createKey",
     request_body(content = NewApiKey, description = "`NewApiKey` with an admin key; else `SignUp` or nothing"),
     responses(
@@ -36,38 +38,62 @@ pub async fn create_key(
     extensions: Extensions,
     headers: HeaderMap,
     RawBody(body): RawBody,
-) -> AppResult<Response> {
-    let created = create(&state, caller.is_some_and(|c| c.role == Role::Admin), &extensions, &headers, &body).await?;
-    // The answer carries the secret: no cache along the way may keep it.
-    let no_store = [(header::CACHE_CONTROL, "no-store")];
-    Ok((StatusCode::CREATED, location(format!("/keys/{}", created.key_info.id)), no_store, axum::Json(created))
-        .into_response())
+) -> Response {
+    let admin = caller.is_some_and(|c| c.role == Role::Admin);
+    let (created, sign_ups) = create(&state, admin, &extensions, &headers, &body).await;
+    let mut response = match created {
+        // The answer carries the secret: no cache along the way may keep it.
+        Ok(created) => (
+            StatusCode::CREATED,
+            location(format!("/keys/{}", created.key_info.id)),
+            [(header::CACHE_CONTROL, "no-store")],
+            axum::Json(created),
+        )
+            .into_response(),
+        Err(err) => err.into_response(),
+    };
+    // A sign-up's answer (its 429 too) says the sign-up limit in its rate-limit headers
+    // (the guard writes the window it finds here rather than the request's own).
+    if let Some(window) = sign_ups {
+        response.extensions_mut().insert(window);
+    }
+    response
 }
 
+/// The key made (or why not), and for a sign-up, the window of the address's sign-ups.
 async fn create(
     state: &AppState,
     admin: bool,
     extensions: &Extensions,
     headers: &HeaderMap,
     body: &[u8],
-) -> AppResult<CreatedApiKey> {
+) -> (AppResult<CreatedApiKey>, Option<WindowState>) {
     let has_body = body.iter().any(|b| !b.is_ascii_whitespace());
     if has_body && !is_json(headers) {
-        return Err(AppError::new(
-            ErrorCode::UnsupportedMediaType,
-            "the request body must be sent as application/json",
-        ));
+        let refused =
+            AppError::new(ErrorCode::UnsupportedMediaType, "the request body must be sent as application/json");
+        return (Err(refused), None);
     }
     let now = state.clock.now();
     if admin {
-        if !has_body {
-            return Err(AppError::new(ErrorCode::ValidationFailed, "missing field `name`, `role` and `plan`"));
-        }
-        return keys::create(&state.db, now, parse_json::<NewApiKey>(body)?).await;
+        let created = match has_body {
+            false => Err(AppError::new(ErrorCode::ValidationFailed, "missing field `name`, `role` and `plan`")),
+            true => match parse_json::<NewApiKey>(body) {
+                Ok(new) => keys::create(&state.db, now, new).await,
+                Err(err) => Err(err),
+            },
+        };
+        return (created, None);
     }
-    let request = if has_body { parse_json::<SignUp>(body)? } else { SignUp::default() };
+    let request = match has_body {
+        false => SignUp::default(),
+        true => match parse_json::<SignUp>(body) {
+            Ok(request) => request,
+            Err(err) => return (Err(err), None),
+        },
+    };
     let client = state.access.client(extensions, headers);
-    keys::sign_up(&state.db, &state.access.limiter, now, client, request).await
+    keys::sign_up_counted(&state.db, &state.access.limiter, now, client, request).await
 }
 
 /// List keys (admin)

@@ -276,6 +276,8 @@ mod for_generators {
     pub fn complete(document: &mut Value) {
         add_components(document);
         add_webhooks(document);
+        open_error_codes(document);
+        absent_is_not_null(document);
         let Some(paths) = document["paths"].as_object_mut() else { return };
         for item in paths.values_mut() {
             let Some(item) = item.as_object_mut() else { continue };
@@ -297,6 +299,11 @@ mod for_generators {
                 }
                 if operation.get("operationId") == Some(&json!("setPetPhoto")) {
                     operation.insert("requestBody".into(), photo_body());
+                }
+                if operation.get("operationId") == Some(&json!("streamEvents")) {
+                    // An answer that does not end: a generated call that reads the whole
+                    // body would wait for ever. Read it with an SSE client (docs/api.md).
+                    operation.insert("x-streaming".into(), json!(true));
                 }
             }
         }
@@ -406,6 +413,94 @@ mod for_generators {
         }
     }
 
+    /// `Error.code` is one of the known `ErrorCode`s or any other string: a later release
+    /// may add a code, and a client built on this document must still read the error
+    /// (by its `status`) rather than fail on it.
+    fn open_error_codes(document: &mut Value) {
+        let Some(code) = document["components"]["schemas"]["Error"]["properties"].get_mut("code") else { return };
+        *code = json!({
+            "description": "What went wrong, for programs: one of `ErrorCode`, or a code a later release added (read such an error by its `status`)",
+            "anyOf": [{"$ref": "#/components/schemas/ErrorCode"}, {"type": "string"}],
+        });
+    }
+
+    /// A property the server leaves out of what it sends is absent, never `null`: in
+    /// the schemas of responses (and of webhook events), an optional property loses the
+    /// `null` that utoipa gives an `Option`. A property that may be `null` is always sent,
+    /// and so listed in `required`. Request schemas keep their `null`s, which mean
+    /// "remove" (`NewPet.price`).
+    fn absent_is_not_null(document: &mut Value) {
+        let sent = sent_schemas(document);
+        let Some(schemas) = document["components"]["schemas"].as_object_mut() else { return };
+        for (name, schema) in schemas.iter_mut() {
+            if !sent.contains(name) {
+                continue;
+            }
+            let required: Vec<Value> = schema["required"].as_array().cloned().unwrap_or_default();
+            let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else { continue };
+            for (property, definition) in properties.iter_mut() {
+                if !required.contains(&json!(property)) {
+                    drop_null(definition);
+                }
+            }
+        }
+    }
+
+    /// `["string", "null"]` → `"string"`; `oneOf: [{"type": "null"}, X]` → `X`.
+    fn drop_null(definition: &mut Value) {
+        if let Some(types) = definition.get("type").and_then(Value::as_array) {
+            let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            definition["type"] = if types.len() == 1 { types[0].clone() } else { Value::Array(types) };
+        }
+        for key in ["oneOf", "anyOf"] {
+            let Some(choices) = definition.get(key).and_then(Value::as_array) else { continue };
+            let choices: Vec<Value> =
+                choices.iter().filter(|c| c.get("type") != Some(&json!("null"))).cloned().collect();
+            let Some(object) = definition.as_object_mut() else { return };
+            object.remove(key);
+            match <[Value; 1]>::try_from(choices) {
+                Ok([only]) => object.extend(only.as_object().cloned().unwrap_or_default()),
+                Err(choices) => {
+                    object.insert(key.into(), Value::Array(choices));
+                }
+            }
+        }
+    }
+
+    /// The schemas the server sends: those its responses and webhook events name, and
+    /// those they name in turn.
+    fn sent_schemas(document: &Value) -> std::collections::BTreeSet<String> {
+        fn refs(value: &Value, found: &mut Vec<String>) {
+            match value {
+                Value::Object(object) => {
+                    if let Some(name) =
+                        object.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"))
+                    {
+                        found.push(name.to_owned());
+                    }
+                    object.values().for_each(|v| refs(v, found));
+                }
+                Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+                _ => {}
+            }
+        }
+        let mut pending = Vec::new();
+        for item in document["paths"].as_object().into_iter().flat_map(|paths| paths.values()) {
+            for operation in item.as_object().into_iter().flat_map(|item| item.values()) {
+                refs(&operation["responses"], &mut pending);
+            }
+        }
+        refs(&document["components"]["responses"], &mut pending);
+        refs(&document["webhooks"], &mut pending);
+        let mut sent = std::collections::BTreeSet::new();
+        while let Some(name) = pending.pop() {
+            if sent.insert(name.clone()) {
+                refs(&document["components"]["schemas"][&name], &mut pending);
+            }
+        }
+        sent
+    }
+
     /// The events webhooks receive (OpenAPI 3.1 `webhooks`): one entry per type, the
     /// envelope with `data` the resource the REST API shows.
     fn add_webhooks(document: &mut Value) {
@@ -479,25 +574,30 @@ mod for_generators {
         document["webhooks"] = Value::Object(webhooks);
     }
 
-    /// A photo upload's body: the image's bytes, as one of three types.
+    /// A photo upload's body: the image's bytes, as one of three types, or as bytes
+    /// (`application/octet-stream`, what generated clients send a file as), known by
+    /// their signature.
     fn photo_body() -> Value {
         let image = |media_type: &str| json!({"schema": {"type": "string", "format": "binary", "contentMediaType": media_type}});
         json!({
-            "description": "The image itself (not a form), at most 5 MiB",
+            "description": "The image itself (not a form), at most 5 MiB: JPEG, PNG or WebP",
             "required": true,
             "content": {
                 "image/jpeg": image("image/jpeg"),
                 "image/png": image("image/png"),
                 "image/webp": image("image/webp"),
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
             },
         })
     }
 
-    /// An admin sends `NewApiKey`; anyone else `SignUp`, or nothing at all.
+    /// An admin sends `NewApiKey`; anyone else `SignUp`. Described as required, so that
+    /// generated clients send `{}` for an anonymous sign-up (the server also takes no
+    /// body at all, as `curl -X POST` sends).
     fn sign_up_or_new_key() -> Value {
         json!({
-            "description": "Without a key, `SignUp` (`{}` or nothing at all will do); with an admin key, `NewApiKey`",
-            "required": false,
+            "description": "Without a key, `SignUp` (`{}` will do; so does no body at all); with an admin key, `NewApiKey`",
+            "required": true,
             "content": {"application/json": {"schema": {"oneOf": [
                 {"$ref": "#/components/schemas/SignUp"},
                 {"$ref": "#/components/schemas/NewApiKey"},

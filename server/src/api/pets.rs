@@ -172,8 +172,8 @@ pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> 
 
 /// Set a pet's photo
 ///
-/// The body is the image itself, sent as `image/jpeg`, `image/png` or `image/webp`, at
-/// most 5 MiB. The store decodes it, turns it upright (EXIF orientation), keeps only
+/// The body is the image itself, sent as `image/jpeg`, `image/png` or `image/webp` (or
+/// `application/octet-stream`, and its first bytes say which), at most 5 MiB. The store decodes it, turns it upright (EXIF orientation), keeps only
 /// its pixels (no metadata) and stores it as WebP 320, 640 and 1280 pixels wide (never
 /// enlarged); the pet's `photoUrls` name them, with the content's hash in each URL. A
 /// new photo replaces the one before.
@@ -185,7 +185,7 @@ pub async fn delete_pet(_: Admin, State(state): State<AppState>, Id(id): Id) -> 
         (status = 404, description = "No such pet (`not_found`)", body = AppError),
         (status = 408, description = "The body did not fully arrive within the request timeout (`request_timeout`)", body = AppError),
         (status = 413, description = "The body is over 5 MiB (`payload_too_large`)", body = AppError),
-        (status = 415, description = "The body is not sent as `image/jpeg`, `image/png` or `image/webp` (`unsupported_media_type`)", body = AppError),
+        (status = 415, description = "The body is not sent as `image/jpeg`, `image/png`, `image/webp` or `application/octet-stream` (`unsupported_media_type`)", body = AppError),
         (status = 422, description = "The body is not the image its Content-Type says, is damaged, or has more than 50 megapixels or 20,000 pixels a side (`invalid_image`)", body = AppError),
         AuthErrors,
     ))]
