@@ -435,6 +435,8 @@ fn hand_over_first_admin_key(key: &str, path: &std::path::Path) {
         println!("Created the first admin key (shown only this once; keep it safe):\n\n    {key}\n");
         return;
     }
+    // Said whole, so that whoever reads the line need not know the working directory.
+    let path = &std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     match write_secret(path, key) {
         Ok(()) => println!(
             "Wrote the first admin key to {} (readable only by this user: keep the key elsewhere, then delete the file)",
