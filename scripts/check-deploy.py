@@ -27,8 +27,8 @@ PROMTOOL = os.environ.get("PROMTOOL", "promtool")
 
 
 def run(*command, stdin=None):
-    """Runs a command; fails with its output when it fails or says anything on stderr
-    that is a warning (systemd-analyze verify exits 0 on unknown keys)."""
+    """Runs a command and returns what it said; fails with that when it exits non-zero.
+    (systemd-analyze verify exits 0 on unknown keys: its caller fails on any output.)"""
     done = subprocess.run(command, input=stdin, capture_output=True, text=True)
     said = (done.stdout + done.stderr).strip()
     if done.returncode != 0:

@@ -20,7 +20,8 @@ version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)
 name=petstore-$version-$(uname -m)-linux
 out=$root/target/dist
 stage=$out/$name
-rm -rf "$stage" "$out/$name.tar.gz" "$out/$name.tar.gz.sha256"
+# Only this build's archive in the folder (make test-dist takes the one it finds).
+rm -rf "$stage" "$out"/petstore-*-linux.tar.gz "$out"/petstore-*-linux.tar.gz.sha256
 mkdir -p "$stage/site/pkg"
 
 cp "$binary" "$hashes" "$stage/"

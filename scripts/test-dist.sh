@@ -67,7 +67,7 @@ curl -fsS "$base/readyz" | grep -q '"ready"' || fail "/readyz"
   || fail "the scrape token opened the API"
 curl -fsS -H "Authorization: Bearer $admin" "$base/metrics" >/dev/null || fail "an admin key reads /metrics"
 for _ in $(seq 100); do
-  curl -fsS -H "Authorization: Bearer $token" "$base/metrics" >"$work/metrics.txt"
+  curl -fsS -H "Authorization: Bearer $token" "$base/metrics" >"$work/metrics.txt" || fail "the scrape token reads /metrics"
   grep -q '^petstore_backup_last_success_timestamp_seconds ' "$work/metrics.txt" && break
   sleep 0.1
 done
@@ -82,7 +82,9 @@ pid=
 # A bundle missing a part refuses to start, and says what is missing.
 refused() {
   start
-  if wait "$pid"; then pid=; fail "$1: the server started"; fi
+  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "$1: the server started and runs"
+  if wait "$pid"; then pid=; fail "$1: the server exited 0"; fi
   pid=
   grep -q "$2" "$work/server.log" || fail "$1: no clear message"
   echo "refused as it should ($1): $(grep -m1 "$2" "$work/server.log")"

@@ -6,10 +6,13 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=PETSTORE_COMMIT");
-    // A new commit or a checkout moves HEAD or the branch it names.
-    for watched in ["../.git/HEAD", "../.git/refs/heads", "../.git/packed-refs"] {
-        if std::path::Path::new(watched).exists() {
-            println!("cargo:rerun-if-changed={watched}");
+    // A new commit or a checkout moves HEAD or the branch it names (found where git
+    // keeps them, a worktree's own folder too).
+    for watched in ["HEAD", "refs/heads", "packed-refs"] {
+        let found = Command::new("git").args(["rev-parse", "--git-path", watched]).output().ok();
+        let path = found.filter(|out| out.status.success()).and_then(|out| String::from_utf8(out.stdout).ok());
+        if let Some(path) = path.map(|path| path.trim().to_owned()).filter(|path| std::path::Path::new(path).exists()) {
+            println!("cargo:rerun-if-changed={path}");
         }
     }
     let from_git = || {

@@ -51,12 +51,12 @@ echo "--- openapi-python-client, and the flow in Python"
 # image types, which it sends as application/octet-stream, the type listed beside them.
 pyclient="${PYCLIENT_VENV:?the venv of end2end/api-client/python-requirements.txt}"
 rm -rf "$out/python" && mkdir -p "$out/python"
+generated="$out/python/generate.log"
 PATH="$pyclient/bin:$PATH" openapi-python-client generate --path "$out/openapi.json" \
-  --output-path "$out/python/petstore_client" --meta none >"$out/python/generate.log" 2>&1 \
-  || { cat "$out/python/generate.log"; exit 1; }
-log="$out/python/generate.log"
-if grep -Eiq "not be generated|cannot parse" "$log" || grep -i "warning parsing" "$log" | grep -vq "PUT /pets/{petId}/photo"; then
-  cat "$log"; exit 1
+  --output-path "$out/python/petstore_client" --meta none >"$generated" 2>&1 || { cat "$generated"; exit 1; }
+if grep -Eiq "not be generated|cannot parse" "$generated" \
+   || grep -i "warning parsing" "$generated" | grep -vq "PUT /pets/{petId}/photo"; then
+  cat "$generated"; exit 1
 fi
 PYTHONPATH="$out/python" PETSTORE_API="http://$addr/api/v1" PETSTORE_ADMIN_KEY="$admin_key" \
   "$pyclient/bin/python" "$here/flow.py"

@@ -313,17 +313,23 @@ pub fn parse_public_url(raw: &str) -> Result<String, String> {
     }
 }
 
-/// The scrape secret of `--metrics-token`; never printed (its `Debug` says only that
-/// one is set).
+/// The scrape secret of `--metrics-token`, kept as its SHA-256; never printed (its
+/// `Debug` says only that one is set).
 #[derive(Clone)]
-pub struct MetricsToken(String);
+pub struct MetricsToken([u8; 32]);
 
 impl MetricsToken {
-    /// Whether `presented` is the token, in a time that does not depend on where they differ.
+    /// Whether `presented` is the token, in a time that depends neither on where they
+    /// differ nor on their lengths (digests are compared).
     pub fn matches(&self, presented: &str) -> bool {
         use subtle::ConstantTimeEq;
-        self.0.len() == presented.len() && bool::from(self.0.as_bytes().ct_eq(presented.as_bytes()))
+        bool::from(digest(presented).ct_eq(&self.0))
     }
+}
+
+fn digest(text: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes()).into()
 }
 
 impl std::fmt::Debug for MetricsToken {
@@ -339,7 +345,7 @@ pub fn parse_metrics_token(raw: &str) -> Result<MetricsToken, String> {
             "expected at least 32 visible ASCII characters, such as the output of `openssl rand -hex 32`".into()
         );
     }
-    Ok(MetricsToken(token.to_owned()))
+    Ok(MetricsToken(digest(token)))
 }
 
 fn parse_currency(raw: &str) -> Result<Currency, String> {

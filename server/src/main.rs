@@ -33,7 +33,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     args_conflicts_with_subcommands = true,
     after_help = "Besides the flags' own variables, the server reads:\n  \
         RUST_LOG           the log filter (default info,sqlx=warn; warn turns the request lines off)\n  \
-        LEPTOS_SITE_ROOT   where the built WASM, CSS and assets are (default target/site)\n  \
+        LEPTOS_SITE_ROOT   where the built WASM, CSS and assets are (default site/ beside the binary, else target/site)\n  \
         LEPTOS_SITE_ADDR   the address to listen on when --addr is not given (default 127.0.0.1:3000)\n\n\
         The settings are explained in docs/operations.md."
 )]
@@ -374,7 +374,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         hand_over_first_admin_key(&created.key, &file);
     }
 
-    let scheduled_backups = match config.backup_folder().map(std::path::Path::to_owned).zip(store_file) {
+    let scheduled_backups = match config.backup_folder().map(std::path::Path::to_owned).zip(store_file.clone()) {
         Some((dir, store)) => {
             // Each snapshot is taken by this binary's `backup` in a child process.
             let program = std::env::current_exe().context("finding this binary, which takes the scheduled backups")?;
@@ -384,6 +384,12 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         }
         None => None,
     };
+    if scheduled_backups.is_none()
+        && store_file.is_some()
+        && let Err(err) = app::services::backups::note_off(&db, clock.now()).await
+    {
+        tracing::warn!(error = %err, "could not note in the store that no backups are scheduled");
+    }
     let state = AppState::new(db.clone(), config, clock).await.context("loading the rate-limit counters")?;
     let flusher = state.access.limiter.clone().spawn_flusher(db.clone());
     let upkeep = server::ops::metrics::spawn_upkeep();
@@ -450,19 +456,26 @@ fn hand_over_first_admin_key(key: &str, path: &std::path::Path) {
     }
 }
 
-/// `text` in a new file at `path` that only this user may read (mode 0600 from its
-/// creation: never readable by others, not even for a moment); an older file there is
-/// replaced.
+/// `text` in a file at `path` that only this user may read: written whole to a new
+/// hidden file of mode 0600 beside it (created exclusively, so never through a link
+/// planted there, and never readable by others, not even for a moment), then renamed
+/// over `path` (which replaces a file or link there, never writes through it).
 fn write_secret(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::remove_file(path) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
-        _ => {}
+    let name = path.file_name().map_or_else(|| "secret".into(), |name| name.to_string_lossy().into_owned());
+    let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let _ = std::fs::remove_file(&partial);
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial)?;
+        writeln!(file, "{text}")?;
+        file.sync_all()?;
+        std::fs::rename(&partial, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
     }
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    writeln!(file, "{text}")?;
-    file.sync_all()
+    written
 }
 
 /// Resolves on SIGINT or SIGTERM: stop accepting, let in-flight requests finish.

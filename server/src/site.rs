@@ -98,8 +98,7 @@ impl Search<'_> {
                 return Ok(true);
             }
         }
-        let plain = [format!("{name}.js"), format!("{name}_bg.wasm"), format!("{name}.css")];
-        let lacking = missing(&plain);
+        let lacking = missing(&plain_files(name));
         if lacking.is_empty() {
             return Ok(false);
         }
@@ -114,6 +113,16 @@ impl Search<'_> {
             None => format!("no {} in {pkg_shown}", lacking.join(", ")),
         })
     }
+}
+
+/// The plain (unhashed) names of the files a page links, in `pkg/`: the JavaScript,
+/// the WASM and the CSS. The WASM is `<name>.wasm` in a build by cargo-leptos (which
+/// sets `LEPTOS_OUTPUT_NAME` while compiling, as Leptos's own rule for the link reads),
+/// `<name>_bg.wasm` otherwise.
+pub fn plain_files(name: &str) -> [String; 3] {
+    let wasm =
+        if option_env!("LEPTOS_OUTPUT_NAME").is_some() { format!("{name}.wasm") } else { format!("{name}_bg.wasm") };
+    [format!("{name}.js"), wasm, format!("{name}.css")]
 }
 
 struct Hashes {
@@ -140,14 +149,12 @@ mod tests {
         LeptosOptions::builder().output_name("petstore").site_root("target/site-not-here").build()
     }
 
-    fn touch(dir: &Path, files: &[&str]) {
+    fn touch(dir: &Path, files: &[impl AsRef<str>]) {
         std::fs::create_dir_all(dir.join("pkg")).unwrap();
         for file in files {
-            std::fs::write(dir.join("pkg").join(file), "x").unwrap();
+            std::fs::write(dir.join("pkg").join(file.as_ref()), "x").unwrap();
         }
     }
-
-    const PLAIN: &[&str] = &["petstore.js", "petstore_bg.wasm", "petstore.css"];
 
     #[test]
     fn a_bundle_is_found_beside_the_binary_and_hashed_names_need_the_hash_file() {
@@ -167,14 +174,14 @@ mod tests {
         // A hash file naming files that are not there: the plain names, if they are.
         std::fs::write(bundle.path().join("hash.txt"), "js: old\nwasm: old\ncss: old\n").unwrap();
         assert!(search.find().is_err());
-        touch(&bundle.path().join("site"), PLAIN);
+        touch(&bundle.path().join("site"), &plain_files("petstore"));
         assert_eq!(search.find().unwrap(), Site { root: bundle.path().join("site"), hashed: false });
     }
 
     #[test]
     fn an_explicit_root_without_the_site_is_refused_even_when_another_is_there() {
         let (bundle, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        touch(&bundle.path().join("site"), PLAIN);
+        touch(&bundle.path().join("site"), &plain_files("petstore"));
         let options = options();
         let search = Search {
             explicit_root: Some(elsewhere.path().to_owned()),
@@ -183,8 +190,8 @@ mod tests {
         };
         let refused = search.find().unwrap_err();
         assert!(refused.starts_with("LEPTOS_SITE_ROOT names a folder without the built site"), "{refused}");
-        assert!(refused.contains("petstore_bg.wasm"), "{refused}");
-        touch(elsewhere.path(), PLAIN);
+        assert!(refused.contains(&plain_files("petstore")[1]), "{refused}");
+        touch(elsewhere.path(), &plain_files("petstore"));
         assert_eq!(search.find().unwrap(), Site { root: elsewhere.path().to_owned(), hashed: false });
     }
 }

@@ -92,6 +92,15 @@ async fn the_newest_snapshots_are_kept_the_oldest_deleted_and_the_metric_moves()
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(snapshot).unwrap().permissions());
         assert_eq!(mode & 0o777, 0o600);
     }
+
+    // Started again without a schedule, none is due: the interval reads 0 (so the
+    // stale-backup alert rests), the last success stays what it was.
+    let mut server = server;
+    assert!(server.terminate());
+    let (server, _) = LiveServer::start(dir.path());
+    let http = server.client();
+    assert_eq!(http.metric(&admin, "petstore_backup_interval_seconds").await, Some(0.0));
+    assert!(http.metric(&admin, "petstore_backup_last_success_timestamp_seconds").await.unwrap() >= later);
 }
 
 #[tokio::test]

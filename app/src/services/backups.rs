@@ -266,6 +266,16 @@ fn prune(dir: &Path, store: &Path, keep: usize) -> std::io::Result<Vec<PathBuf>>
     Ok(old)
 }
 
+/// A server of a SQLite store started without a schedule: unless another server takes
+/// the snapshots, none is due any more, and neither the dashboard nor the stale-backup
+/// alert waits for one.
+pub async fn note_off(db: &Db, now: i64) -> AppResult<()> {
+    let mut tx = db.begin_write_outside_catalog().await?;
+    sql::backups::note_off(&mut tx, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// How the scheduled snapshots stand at `now`; `None` on a PostgreSQL store (backed up
 /// with its own tools).
 pub async fn status(db: &Db, now: i64) -> AppResult<Option<BackupStatus>> {

@@ -143,7 +143,7 @@ fn describe() {
     );
     metrics::describe_gauge!(
         "petstore_backup_interval_seconds",
-        "Every how many seconds a scheduled backup of the SQLite store is due (--backup-every of the server taking them)"
+        "Every how many seconds a scheduled backup of the SQLite store is due (--backup-every of the server taking them); 0 when none runs"
     );
     metrics::describe_counter!("petstore_backup_failures_total", "Scheduled backups this server failed to take");
     metrics::describe_gauge!("petstore_open_orders", "Orders placed and not yet completed or cancelled");
@@ -419,9 +419,8 @@ async fn record_gauges(state: &AppState) {
         if let Some(at) = last {
             metrics::gauge!("petstore_backup_last_success_timestamp_seconds").set(at as f64);
         }
-        if let Some(every) = every {
-            metrics::gauge!("petstore_backup_interval_seconds").set(every as f64);
-        }
+        // 0 once no schedule runs: a gauge once set stays in the scrape.
+        metrics::gauge!("petstore_backup_interval_seconds").set(every.unwrap_or(0) as f64);
     }
     if let Ok(open) = app::services::orders::count_open(&state.db).await {
         metrics::gauge!("petstore_open_orders").set(open as f64);

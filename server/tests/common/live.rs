@@ -45,7 +45,7 @@ impl DerefMut for Running {
 pub fn test_site() -> PathBuf {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-site");
     std::fs::create_dir_all(root.join("pkg")).expect("the test site's folder");
-    for file in ["petstore.js", "petstore_bg.wasm", "petstore.css"] {
+    for file in server::site::plain_files("petstore") {
         let path = root.join("pkg").join(file);
         if !path.is_file() {
             std::fs::write(&path, "").expect("a test site file");

@@ -45,6 +45,14 @@ pub async fn note_attempt(conn: &mut Conn, now: i64, every: i64) -> AppResult<()
     Ok(())
 }
 
+/// Notes that no schedule runs, unless a server holds a live lease at `now` (another
+/// server of the store may take them while this one does not).
+pub async fn note_off(conn: &mut Conn, now: i64) -> AppResult<()> {
+    let sql = "UPDATE backup_schedule SET every_seconds = NULL WHERE id = 1 AND (holder IS NULL OR lease_until < $1)";
+    on_conn!(conn, |c| sqlx::query(sql).bind(now).execute(c).await.map(|_| ()))?;
+    Ok(())
+}
+
 /// Notes a snapshot written at `at` to `file`.
 pub async fn note_success(conn: &mut Conn, at: i64, file: &str) -> AppResult<()> {
     let sql = "UPDATE backup_schedule SET last_success_at = $1, last_file = $2, last_failure_at = NULL,
