@@ -103,7 +103,8 @@ impl LiveServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         configure(&mut command);
-        let mut child = command.spawn().expect("the server binary starts");
+        // Killed if anything below fails: a server whose start is not seen must not outlive the test.
+        let mut child = Running(command.spawn().expect("the server binary starts"));
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         // Read the start-up lines, then keep draining so the server never blocks on stdout.
@@ -123,7 +124,7 @@ impl LiveServer {
                 break rest.split('/').next().unwrap().parse().expect("an address");
             }
         };
-        (LiveServer { child: Running(child), addr, db_path }, admin)
+        (LiveServer { child, addr, db_path }, admin)
     }
 
     pub fn pid(&self) -> u32 {
