@@ -260,7 +260,6 @@ pub fn parse_database_url(raw: &str) -> Result<String, String> {
     ))
 }
 
-/// A whole number of seconds from 1 to 3600.
 /// A duration such as `6h`, `15m`, `2s` or `1h 30m`, from one second to 30 days.
 fn parse_interval(raw: &str) -> Result<Duration, String> {
     let span = humantime::parse_duration(raw.trim())
@@ -276,6 +275,7 @@ fn parse_folder(raw: &str) -> Result<std::path::PathBuf, String> {
     Ok(std::path::PathBuf::from(raw.trim()))
 }
 
+/// A whole number of seconds from 0 to 300.
 fn parse_drain(raw: &str) -> Result<Duration, String> {
     match raw.trim().parse::<u64>() {
         Ok(seconds @ 0..=300) => Ok(Duration::from_secs(seconds)),
@@ -283,6 +283,7 @@ fn parse_drain(raw: &str) -> Result<Duration, String> {
     }
 }
 
+/// A whole number of seconds from 1 to 3600.
 fn parse_timeout(raw: &str) -> Result<Duration, String> {
     match raw.trim().parse::<u64>() {
         Ok(seconds @ 1..=3600) => Ok(Duration::from_secs(seconds)),
