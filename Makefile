@@ -41,7 +41,7 @@ SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 # the alert rules and the scrape (scripts/check-deploy.py).
 PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 
-.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api
+.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -52,7 +52,7 @@ run: build-tools build-release
 	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
 	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
 
-test: test-tools lint test-rust test-e2e test-api test-dist
+test: test-tools lint test-rust test-e2e test-api test-dist test-dev-loop
 
 # The PostgreSQL migrations by squawk (app/migrations/squawk.toml); deploy/ by each
 # file's own tool (systemd-analyze verify of the unit run on the release binary,
@@ -90,6 +90,13 @@ test-e2e: test-tools build-release
 	cd end2end && SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_ADDR) npx playwright test
 	cd end2end && ../scripts/with-databases.sh bash -c 'E2E_DATABASE_URL=$$PETSTORE_TEST_POSTGRES \
 	  SERVER_BIN=$(TARGET_DIR)/release/server E2E_ADDR=$(E2E_POSTGRES_ADDR) npx playwright test --grep @postgres'
+
+# The contributor's loop: `cargo leptos watch` over a scratch copy of the workspace (in
+# $(TARGET_DIR)/dev-loop, with its own target folder), a page open in Chromium, a CSS
+# rule and an island edited; each must reach the page by itself
+# (end2end/dev-loop/dev-loop.spec.ts).
+test-dev-loop: build-tools chromium end2end/node_modules/.package-lock.json
+	cd end2end && DEV_LOOP_DIR=$(TARGET_DIR)/dev-loop npx playwright test -c dev-loop/playwright.config.ts
 
 # Schemathesis against the release server's own OpenAPI document (fixed seed); then
 # the document as third parties meet it: Redocly and Spectral with no error or

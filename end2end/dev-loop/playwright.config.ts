@@ -1,0 +1,27 @@
+import { defineConfig, devices } from '@playwright/test';
+
+// The contributor's loop (`make test-dev-loop`): `cargo leptos watch` over a scratch copy
+// of the workspace, edited while a page is open. The test starts the watcher itself
+// (there is no webServer here) and may wait for a cold debug build, hence the long
+// timeout. Debian's Chromium, as in ../playwright.config.ts.
+export default defineConfig({
+  testDir: '.',
+  outputDir: '../test-results/dev-loop',
+  timeout: 60 * 60_000,
+  expect: { timeout: 10_000 },
+  workers: 1,
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  reporter: [['list']],
+  use: {
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+    },
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
+});
