@@ -2,7 +2,7 @@
 # make test-dist: the release bundle as an operator meets it (docs/operations.md,
 # "Deploying"). Unpacked into a new folder and started from another one, with no
 # LEPTOS_* variable: it finds its site beside itself, serves pages whose hashed assets
-# load, writes the first admin key to a 0600 file (standard output is no terminal),
+# load (and keep linking them when hash.txt goes), writes the first admin key to a 0600 file (standard output is no terminal),
 # reads /metrics with the scrape token only, takes a scheduled backup; the scrape passes
 # promtool and has every metric the alert rules and the dashboard read; SIGTERM stops it
 # cleanly. Then, with its site or its hash.txt taken away, it refuses to start.
@@ -60,6 +60,17 @@ for kind in js wasm css; do
   grep -qF "$asset" <<<"$page" || fail "the catalog page does not link $asset"
   [[ $(curl -s -o /dev/null -w '%{http_code}' "$base$asset") == 200 ]] || fail "$asset does not load"
 done
+# Read once, at start: a hash.txt removed or replaced under a running server (a new
+# release unpacked over it) changes nothing in the pages it serves.
+# (A query parameter no page reads: rendered afresh, never a kept page.)
+links() { curl -fsS "$base/?render=$1" | grep -o '/pkg/petstore[^"]*' | sort -u; }
+before=$(links 1)
+[[ $(wc -l <<<"$before") == 3 ]] || fail "the catalog page links $before"
+mv "$bundle/hash.txt" "$bundle/hash.away"
+[[ $(links 2) == "$before" ]] || fail "without hash.txt the page links other assets"
+printf 'js: 0000000000\nwasm: 0000000000\ncss: 0000000000\n' >"$bundle/hash.txt"
+[[ $(links 3) == "$before" ]] || fail "after hash.txt changed the page links other assets"
+mv "$bundle/hash.away" "$bundle/hash.txt"
 curl -fsS "$base/readyz" | grep -q '"ready"' || fail "/readyz"
 
 # The scrape token reads /metrics and nothing else; admin keys still read it.

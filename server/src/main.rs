@@ -340,9 +340,8 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // `make build-release`'s content hashes the pages name `petstore.<hash>.wasm`,
     // which browsers may cache for good.
     let site = server::site::Search::of_this_process(&options).find().map_err(anyhow::Error::msg)?;
-    options.site_root = site.root.to_string_lossy().into_owned().into();
-    options.hash_files = site.hashed;
-    tracing::info!(site = %site.root.display(), hashed_names = site.hashed, "serving the built site");
+    site.link(&mut options).context("keeping the asset names' hashes")?;
+    tracing::info!(site = %site.root.display(), hashed_names = site.hashes.is_some(), "serving the built site");
 
     let db = open(&config.store).await?;
     let clock = Clock::system();

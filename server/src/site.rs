@@ -7,8 +7,11 @@
 //! else `site/` beside the binary (the release bundle, `make dist`); else Leptos's
 //! default, `target/site` under the working directory (a checkout). The names the
 //! pages link are content-hashed when `hash.txt` beside the binary (written by a
-//! release build) names files that are there, else plain.
+//! release build) names files that are there, else plain. The hashes are read once, at
+//! start ([`Site::link`]).
 
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use leptos::config::LeptosOptions;
@@ -17,8 +20,32 @@ use leptos::config::LeptosOptions;
 #[derive(Debug, PartialEq, Eq)]
 pub struct Site {
     pub root: PathBuf,
-    /// Whether the pages link the content-hashed names (`hash.txt`'s).
-    pub hashed: bool,
+    /// The content hashes in the names the pages link (`hash.txt`'s), or none: the
+    /// plain names.
+    pub hashes: Option<Hashes>,
+}
+
+impl Site {
+    /// Has the pages link this site's files, for as long as the server runs. Leptos
+    /// reads the hash file again for every page it renders (`HydrationScripts`,
+    /// `HashedStylesheet`), beside the binary: one replaced or removed while the server
+    /// runs (a new release unpacked over it) would have every page link files this
+    /// server does not serve, unstyled and dead. So the hashes read at start are kept
+    /// in an anonymous in-memory file, which Leptos reads through its `/proc/self/fd`
+    /// path (an absolute path is what `hash_file` is joined to the binary's folder as).
+    pub fn link(&self, options: &mut LeptosOptions) -> std::io::Result<()> {
+        options.site_root = self.root.to_string_lossy().into_owned().into();
+        options.hash_files = self.hashes.is_some();
+        let Some(hashes) = &self.hashes else { return Ok(()) };
+        let memory = rustix::fs::memfd_create("petstore-hashes", rustix::fs::MemfdFlags::CLOEXEC)?;
+        let mut file = std::fs::File::from(memory);
+        write!(file, "js: {}\nwasm: {}\ncss: {}\n", hashes.js, hashes.wasm, hashes.css)?;
+        let fd = OwnedFd::from(file);
+        options.hash_file = format!("/proc/self/fd/{}", fd.as_raw_fd()).into();
+        // Open for the rest of the process's life: Leptos reads it for every page.
+        std::mem::forget(fd);
+        Ok(())
+    }
 }
 
 /// Where to look, and with which hashes.
@@ -54,7 +81,7 @@ impl Search<'_> {
         let mut lacks = Vec::new();
         for root in candidates {
             match self.whole(&root, hashes.as_ref()) {
-                Ok(hashed) => return Ok(Site { root, hashed }),
+                Ok(hashed) => return Ok(Site { root, hashes: hashes.filter(|_| hashed) }),
                 Err(missing) => lacks.push(format!("  {}: {missing}", root.display())),
             }
         }
@@ -125,7 +152,8 @@ pub fn plain_files(name: &str) -> [String; 3] {
     [format!("{name}.js"), wasm, format!("{name}.css")]
 }
 
-struct Hashes {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hashes {
     js: String,
     wasm: String,
     css: String,
@@ -169,13 +197,24 @@ mod tests {
         assert!(refused.contains("no hash.txt beside the binary"), "{refused}");
 
         std::fs::write(bundle.path().join("hash.txt"), "js: abc\nwasm: def\ncss: ghi\n").unwrap();
-        assert_eq!(search.find().unwrap(), Site { root: bundle.path().join("site"), hashed: true });
+        let found = search.find().unwrap();
+        assert_eq!((found.root.as_path(), found.hashes.is_some()), (bundle.path().join("site").as_path(), true));
+
+        // Linked: the pages name the hashes read now, whatever becomes of the file.
+        let mut linked = options.clone();
+        found.link(&mut linked).unwrap();
+        std::fs::remove_file(bundle.path().join("hash.txt")).unwrap();
+        let kept = std::fs::read_to_string(linked.hash_file.as_ref()).unwrap();
+        assert_eq!(kept, "js: abc\nwasm: def\ncss: ghi\n");
+        assert!(linked.hash_files);
+        assert_eq!(linked.site_root.as_ref(), bundle.path().join("site").to_str().unwrap());
+        std::fs::write(bundle.path().join("hash.txt"), "js: abc\nwasm: def\ncss: ghi\n").unwrap();
 
         // A hash file naming files that are not there: the plain names, if they are.
         std::fs::write(bundle.path().join("hash.txt"), "js: old\nwasm: old\ncss: old\n").unwrap();
         assert!(search.find().is_err());
         touch(&bundle.path().join("site"), &plain_files("petstore"));
-        assert_eq!(search.find().unwrap(), Site { root: bundle.path().join("site"), hashed: false });
+        assert_eq!(search.find().unwrap(), Site { root: bundle.path().join("site"), hashes: None });
     }
 
     #[test]
@@ -192,6 +231,6 @@ mod tests {
         assert!(refused.starts_with("LEPTOS_SITE_ROOT names a folder without the built site"), "{refused}");
         assert!(refused.contains(&plain_files("petstore")[1]), "{refused}");
         touch(elsewhere.path(), &plain_files("petstore"));
-        assert_eq!(search.find().unwrap(), Site { root: elsewhere.path().to_owned(), hashed: false });
+        assert_eq!(search.find().unwrap(), Site { root: elsewhere.path().to_owned(), hashes: None });
     }
 }
