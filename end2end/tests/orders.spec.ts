@@ -68,6 +68,10 @@ test('stock that ran out is a clear error; cancelled orders give their stock bac
     data: { petId: Number(petId), quantity: 2 },
   });
   expect(api.status()).toBe(201);
+  const { total } = await api.json();
+  expect(total).toBeGreaterThan(0);
+  // The list shows each order's total as fixed when it was placed (two of Misty each).
+  const amount = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2 }).format(total / 100);
   // The page shows it (live stock); ordering 2 of the 1 left is refused in words.
   await expect(page.locator('.facts .stock')).toHaveText('1');
   await page.getByLabel('Quantity').fill('2');
@@ -82,6 +86,7 @@ test('stock that ran out is a clear error; cancelled orders give their stock bac
   const open = rows.filter({ has: page.locator('.badge-open') });
   await expect(rows).toHaveCount(2);
   await expect(open).toHaveCount(2);
+  await expect(rows.locator('td[data-label="Total"]')).toHaveText([new RegExp(`\\b${amount}$`), new RegExp(`\\b${amount}$`)]);
   for (const left of [1, 0]) {
     const row = open.first();
     await row.locator('summary', { hasText: 'Cancel…' }).click();

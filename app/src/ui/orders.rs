@@ -119,11 +119,12 @@ pub fn OrdersPage() -> impl IntoView {
 /// The orders as a table (a list of cards on a phone: see `.responsive` in the CSS).
 #[component]
 fn OrderTable(list: Vec<OrderView>, staff: bool) -> impl IntoView {
+    let currency = crate::ui::widgets::store_currency();
     view! {
         <table class="table orders responsive">
             <thead><tr>
                 <th scope="col">"Order"</th><th scope="col">"Pet"</th><th scope="col" class="number">"Quantity"</th>
-                <th scope="col">"Placed"</th><th scope="col">"State"</th><th scope="col">"Ship date"</th>
+                <th scope="col" class="number">"Total"</th><th scope="col">"Placed"</th><th scope="col">"State"</th><th scope="col">"Ship date"</th>
                 <th scope="col" class="actions">"Actions"</th>
             </tr></thead>
             <tbody>
@@ -136,6 +137,10 @@ fn OrderTable(list: Vec<OrderView>, staff: bool) -> impl IntoView {
                             <td data-label="Order">{format!("#{}", order.id)}</td>
                             <td data-label="Pet"><a href=format!("/pets/{}", order.pet_id)>{pet}</a></td>
                             <td data-label="Quantity" class="number">{order.quantity}</td>
+                            // Fixed when it was placed; an order for a pet without a price has none.
+                            <td data-label="Total" class="number">
+                                {order.total.map_or_else(|| "—".to_owned(), |total| currency.format(total))}
+                            </td>
                             <td data-label="Placed"><LocalTime iso=view.placed_at.clone()/></td>
                             <td data-label="State">
                                 <span class=format!("badge order-status badge-{}", view.state.as_str())>{view.state.label()}</span>
