@@ -1,9 +1,10 @@
 import { defineConfig, devices } from '@playwright/test';
+import { chromiumLaunch } from '../chromium';
 
 // The contributor's loop (`make test-dev-loop`): `cargo leptos watch` over a scratch copy
 // of the workspace, edited while a page is open. The test starts the watcher itself
 // (there is no webServer here) and may wait for a cold debug build, hence the long
-// timeout. Debian's Chromium, as in ../playwright.config.ts.
+// timeout. Debian's Chromium (../chromium.ts), as for the other browser tests.
 export default defineConfig({
   testDir: '.',
   outputDir: '../test-results/dev-loop',
@@ -15,13 +16,7 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     trace: 'retain-on-failure',
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      ],
-    },
+    launchOptions: chromiumLaunch,
   },
   projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
 });
