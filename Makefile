@@ -176,7 +176,7 @@ toolchain:
 	  echo "ok: Rust $(RUST_VERSION) with wasm32"; \
 	else rustup toolchain install; fi
 
-# Unoptimised: it compiles in half the time (8 min instead of 16 on 2 cores), and what
+# Unoptimised: it compiles in half the time (7 min instead of 16 on 2 cores), and what
 # it does itself at run time is small beside what it calls (cargo, wasm-bindgen,
 # wasm-opt): about 4 s more for a release build with nothing changed.
 cargo-leptos: toolchain
