@@ -591,6 +591,49 @@ pub struct Order {
     pub total: Option<i64>,
 }
 
+/// The most units one order may ask for.
+pub const ORDER_QUANTITY_MAX: i64 = 1_000;
+
+/// An order's quantity as typed into the pet page's form: a whole number from 1 to
+/// 1,000, in any spelling a browser's number field lets through ("2", " 2 ", "2.0",
+/// "1e1"). Otherwise what is wrong with it, in words that follow the field's label
+/// ("Quantity must be …"). The page's total and the server's check both use it.
+pub fn typed_quantity(raw: &str) -> Result<i64, String> {
+    let raw = raw.trim();
+    let whole = format!("must be a whole number from 1 to {}", thousands(ORDER_QUANTITY_MAX));
+    if raw.is_empty() {
+        return Err(format!("must be filled in: a whole number from 1 to {}", thousands(ORDER_QUANTITY_MAX)));
+    }
+    let units = match raw.parse::<i64>() {
+        Ok(units) => units,
+        Err(_) => match raw.parse::<f64>() {
+            // `as` saturates, so 1e30 stays too many rather than wrapping round.
+            Ok(number) if number.is_finite() && number.fract() == 0.0 => number as i64,
+            _ => return Err(whole),
+        },
+    };
+    if units < 1 {
+        Err("must be at least 1".to_owned())
+    } else if units > ORDER_QUANTITY_MAX {
+        Err(format!("must be at most {} in one order", thousands(ORDER_QUANTITY_MAX)))
+    } else {
+        Ok(units)
+    }
+}
+
+/// A count with thousands separators ("1,000"), as the storefront writes numbers.
+fn thousands(count: i64) -> String {
+    let digits = count.to_string();
+    let mut text = String::new();
+    for (n, digit) in digits.chars().enumerate() {
+        if n > 0 && (digits.len() - n) % 3 == 0 {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
+
 /// Request body of `POST /store/orders`.
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1005,6 +1048,24 @@ pub fn span_in_words(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typed_quantity_is_read_as_the_browser_lets_it_through() {
+        for (typed, units) in [("2", 2), (" 3 ", 3), ("2.0", 2), ("1e1", 10), ("+4", 4), ("1000", 1000)] {
+            assert_eq!(typed_quantity(typed), Ok(units), "{typed:?}");
+        }
+        let whole = Err("must be a whole number from 1 to 1,000".to_owned());
+        for typed in ["2.5", "two", "1e-1", "NaN", "inf", "0x10"] {
+            assert_eq!(typed_quantity(typed), whole, "{typed:?}");
+        }
+        assert_eq!(typed_quantity(""), Err("must be filled in: a whole number from 1 to 1,000".to_owned()));
+        for typed in ["0", "-3", "-0.0", "-1e30"] {
+            assert_eq!(typed_quantity(typed), Err("must be at least 1".to_owned()), "{typed:?}");
+        }
+        for typed in ["1001", "1e30", "99999999999999999999"] {
+            assert_eq!(typed_quantity(typed), Err("must be at most 1,000 in one order".to_owned()), "{typed:?}");
+        }
+    }
 
     #[test]
     fn spans_read_as_people_say_them() {

@@ -113,12 +113,14 @@ pub async fn sign_out(next: Option<String>) -> Result<(), AppError> {
 #[server(prefix = "/_app", endpoint = "place_order")]
 pub async fn place_order(
     pet_id: i64,
-    quantity: i64,
+    // As typed: "2.0" or "" must be refused in words, not fail to be read.
+    quantity: String,
     idempotency_key: Option<String>,
 ) -> Result<crate::model::Order, AppError> {
-    use crate::model::{NewOrder, Role};
+    use crate::model::{NewOrder, Role, typed_quantity};
     let call = call::Call::admit().await?;
     let caller = call.require(Role::Customer)?;
+    let quantity = typed_quantity(&quantity).map_err(|problem| AppError::validation("quantity", problem))?;
     let order = NewOrder { pet_id, quantity, ship_date: None };
     let idempotency_key = idempotency_key.filter(|key| !key.is_empty());
     crate::services::orders::place(&call.db, call.now(), caller, order, idempotency_key.as_deref()).await

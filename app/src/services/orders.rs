@@ -10,7 +10,7 @@ use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
     Caller, Cancellation, EventType, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState,
-    OrderView, Page, Role,
+    ORDER_QUANTITY_MAX, OrderView, Page, Role,
 };
 use crate::services::clock::rfc3339;
 use crate::services::events::{self, Audience};
@@ -18,7 +18,6 @@ use crate::services::inventory::{state_for_update, write_state, write_status_aft
 use crate::services::paging::PageRequest;
 use crate::services::{rules, validate};
 
-pub const QUANTITY_MAX: i64 = 1_000;
 /// How long a retry with the same Idempotency-Key gets the first answer.
 pub const IDEMPOTENCY_SECONDS: i64 = 24 * 3600;
 const IDEMPOTENCY_KEY_MAX: usize = 255;
@@ -160,8 +159,8 @@ pub async fn count_open(db: &Db) -> AppResult<i64> {
 /// ship date in RFC 3339 (kept in UTC).
 fn validated(new: &NewOrder) -> AppResult<NewOrder> {
     let pet_id = validate::id("petId", new.pet_id)?;
-    if !(1..=QUANTITY_MAX).contains(&new.quantity) {
-        return Err(AppError::validation("quantity", format!("must be from 1 to {QUANTITY_MAX}")));
+    if !(1..=ORDER_QUANTITY_MAX).contains(&new.quantity) {
+        return Err(AppError::validation("quantity", format!("must be from 1 to {ORDER_QUANTITY_MAX}")));
     }
     let ship_date = new.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
     Ok(NewOrder { pet_id, quantity: new.quantity, ship_date })

@@ -58,13 +58,13 @@ impl Note {
     }
 }
 
-/// A note as a form's outcome line: a refusal (with its code, for staff) or a
-/// confirmation with its links.
+/// A note as a form's outcome line: a refusal (with its code, for staff, unless
+/// `plain`) or a confirmation with its links.
 #[component]
-pub fn NoteView(note: Note) -> impl IntoView {
+pub fn NoteView(note: Note, #[prop(optional)] plain: bool) -> impl IntoView {
     match note.code {
         Some(code) => view! {
-            <p class="form-error" role="alert">{note.text}" "<small class="error-code">{code}</small></p>
+            <p class="form-error" role="alert">{note.text}{(!plain).then(|| view! { " "<small class="error-code">{code}</small> })}</p>
         }
         .into_any(),
         None => {

@@ -12,7 +12,7 @@ use super::note::{Done, Note, NoteView, from_flash};
 use super::photo::{Loading, PetPhoto};
 use super::widgets::{ErrorNotice, StatusBadge, keep_out_of_caches, price_text, set_status_404, store_currency};
 use crate::error::ErrorCode;
-use crate::model::{Currency, PetCard, PetStatus};
+use crate::model::{Currency, PetCard, PetStatus, typed_quantity};
 use crate::paths::sign_in_href;
 use crate::server_fns::{PlaceOrder, more_like, pet, viewer};
 
@@ -147,9 +147,11 @@ fn PetDetails(
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
     let shown = RwSignal::new(card);
-    // The quantity typed: kept here, so that a live update, which draws the order box
-    // again, does not take it back to 1 (nor its total).
-    let quantity = RwSignal::new(1_i64);
+    // The quantity as typed: kept here, so that a live update, which draws the order
+    // box again, does not take it back to 1 (nor its total). A refused order sent
+    // without JavaScript comes back with what was typed.
+    let typed = note.as_ref().filter(|note| note.is_refusal()).and_then(|note| note.typed("quantity"));
+    let quantity = RwSignal::new(typed.unwrap_or_else(|| "1".to_owned()));
     // Stock and status as the store's events say they are now (in the browser).
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
@@ -220,7 +222,7 @@ fn OrderBox(
     card: PetCard,
     currency: Currency,
     place: ServerAction<PlaceOrder>,
-    quantity: RwSignal<i64>,
+    quantity: RwSignal<String>,
     form_key: Option<String>,
     note: Option<Note>,
     sign_in: String,
@@ -235,7 +237,8 @@ fn OrderBox(
         }
         .into_any(),
         Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
-        None => note.clone().map(|note| view! { <div class="notice-line"><NoteView note/></div> }).into_any(),
+        // A shopper is told what went wrong, without the Error object's code.
+        None => note.clone().map(|note| view! { <div class="notice-line"><NoteView note plain=true/></div> }).into_any(),
     };
     let form = match form_key {
         None => view! {
@@ -253,12 +256,12 @@ fn OrderBox(
                 sent => format!("{key}-{sent}"),
             };
             let pending = place.pending();
-            // The total follows the quantity as it is typed (shown for one without
-            // JavaScript).
+            // The total follows the quantity as it is typed (drawn by the server for
+            // the quantity the form starts with), or says what is wrong with it.
             let total = card.price.map(|price| {
-                move || {
-                    let units = quantity.get().clamp(1, 1_000);
-                    format!("Total {}", currency.format(price.saturating_mul(units)))
+                move || match typed_quantity(&quantity.read()) {
+                    Ok(units) => view! { <span class="total" aria-live="polite">{format!("Total {}", currency.format(price.saturating_mul(units)))}</span> },
+                    Err(problem) => view! { <span class="total total-problem" aria-live="polite">{format!("Quantity {problem}.")}</span> },
                 }
             });
             view! {
@@ -269,10 +272,10 @@ fn OrderBox(
                         "Quantity"
                         // Not capped at the stock: the store's answer says how many
                         // are left, in words, where a browser's own check would not.
-                        <input type="number" name="quantity" value=quantity.get_untracked() min="1" max="1000" required
-                            on:input=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))/>
+                        <input type="number" name="quantity" value=quantity.get_untracked() min="1" max="1000" step="1" required
+                            on:input=move |ev| quantity.set(event_target_value(&ev))/>
                     </label>
-                    {total.map(|total| view! { <span class="total" aria-live="polite">{total}</span> })}
+                    {total}
                     <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()>
                         {move || if pending.get() { "Ordering…" } else { "Order" }}
                     </button>
