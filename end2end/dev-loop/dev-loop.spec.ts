@@ -144,7 +144,7 @@ test('cargo leptos watch applies a CSS change in place and reloads the page for 
 
   // An island's text (the header's menu button): the page reloads by itself once the
   // server and the WASM are rebuilt, and the WASM it then loads is the new one.
-  edit(path.join(workspace, 'app/src/ui/mod.rs'), '            "Menu"\n', `            "Menu ${marker}"\n`);
+  edit(path.join(workspace, 'app/src/ui/mod.rs'), '                "Menu"\n', `                "Menu ${marker}"\n`);
   await unlessStopped(
     expect(page.locator('.menu-toggle'), 'the island change reached the page').toContainText(marker, { timeout: REBUILD }),
   );

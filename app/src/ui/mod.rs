@@ -81,7 +81,8 @@ pub fn App() -> impl IntoView {
         <Router>
             <a class="skip-link" href="#main">"Skip to content"</a>
             <header class="site-header">
-                <nav class="nav" id="site-nav" aria-label="Main">
+                // Drawn folded (on a phone): the menu button's island keeps this up to date.
+                <nav class="nav" id="site-nav" aria-label="Main" data-menu="closed">
                     <A href="/" attr:class="brand">
                         <img src="/favicon.svg" alt="" width="26" height="26"/>
                         "Pet Store"
@@ -191,8 +192,9 @@ pub fn account_nav_html(caller: Option<Caller>, path: String) -> String {
     Owner::new().with(|| view! { <AccountNav caller path/> }.to_html())
 }
 
-/// The header's menu button on phones: its links fold away behind it once this runs
-/// (without JavaScript they stay in view, wrapped).
+/// The header's menu button on phones: the server draws the header folded behind it,
+/// so nothing moves when this starts (without scripting, CSS leaves the links in
+/// view, wrapped, and hides the button).
 #[island]
 fn MenuButton() -> impl IntoView {
     let open = RwSignal::new(false);
@@ -207,7 +209,9 @@ fn MenuButton() -> impl IntoView {
         <button type="button" class="menu-toggle" aria-controls="site-menu"
             aria-expanded=move || open.get().to_string() on:click=move |_| open.update(|open| *open = !*open)>
             <span class="menu-icon" aria-hidden="true"></span>
-            "Menu"
+            <span class="menu-label">
+                "Menu"
+            </span>
         </button>
     }
 }
