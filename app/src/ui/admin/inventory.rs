@@ -23,7 +23,7 @@ pub fn InventoryConsole() -> impl IntoView {
     view! {
         <PageTitle text="Staff: inventory"/>
         <h1>"Inventory"</h1>
-        <p class="meta">{format!("Stock of {LOW_STOCK} or less on a pet for sale is marked low.")}</p>
+        <p class="meta">{format!("A pet for sale with {LOW_STOCK} or fewer left is marked low; one whose last unit was ordered (pending, none left) is marked out.")}</p>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || {
                 let note = note.clone();
@@ -57,7 +57,14 @@ pub fn InventoryConsole() -> impl IntoView {
 
 #[component]
 fn StockRow(pet: PetCard, note: Option<Note>) -> impl IntoView {
-    let low = pet.status != PetStatus::Sold && pet.quantity <= LOW_STOCK;
+    // A pet for sale runs low; one that sold its last unit (pending, none left) is out.
+    // Another pending pet is held back on purpose, and a sold one is gone: neither is marked.
+    let mark = match (pet.status, pet.quantity) {
+        (PetStatus::Available, stock) if stock <= LOW_STOCK => Some("Low"),
+        (PetStatus::Pending, 0) => Some("Out"),
+        _ => None,
+    };
+    let low = mark.is_some();
     view! {
         <tr data-pet-id=pet.id class:low-stock=low>
             <td data-label="Pet"><a href=format!("/admin/pets/{}", pet.id)>{pet.name.clone()}</a></td>
@@ -65,7 +72,7 @@ fn StockRow(pet: PetCard, note: Option<Note>) -> impl IntoView {
             <td data-label="Status"><StatusBadge status=pet.status/></td>
             <td data-label="Stock">
                 <StockForm pet_id=pet.id name=pet.name quantity=pet.quantity note/>
-                {low.then(|| view! { <span class="badge badge-low">"Low"</span> })}
+                {mark.map(|mark| view! { <span class="badge badge-low">{mark}</span> })}
             </td>
         </tr>
     }
