@@ -45,10 +45,37 @@ pub fn is_local_path(path: &str) -> bool {
 
 /// The sign-in page's address, coming back to `path` afterwards.
 pub fn sign_in_href(path: &str) -> String {
+    with_next("/sign-in", path)
+}
+
+/// The sign-up page's address, offering a way back to `path` once the key is shown.
+pub fn sign_up_href(path: &str) -> String {
+    with_next("/sign-up", path)
+}
+
+fn with_next(page: &str, path: &str) -> String {
     if path == "/" || !is_return_path(path) {
-        return "/sign-in".into();
+        return page.into();
     }
-    format!("/sign-in?next={}", encode(path))
+    format!("{page}?next={}", encode(path))
+}
+
+/// Whether `path` shows only a signed-in visitor's own data (their orders, the staff
+/// console): after signing out there is nothing there to go back to.
+pub fn is_private(path: &str) -> bool {
+    let page = path.split(['?', '#']).next().unwrap_or("");
+    page == "/orders" || page == "/admin" || page.starts_with("/admin/")
+}
+
+/// Where signing out on `next` lands: back on that page, or, from a private page, on
+/// the sign-in page, which says the visitor is signed out (and signs back in to it).
+pub fn signed_out_path(next: Option<&str>) -> String {
+    let back = return_path(next);
+    if is_private(back) {
+        format!("/sign-in?signed_out=1&next={}", encode(back))
+    } else {
+        back.to_owned()
+    }
 }
 
 /// A query value, percent-encoded as a form's (`application/x-www-form-urlencoded`).
@@ -67,6 +94,17 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signing_out_of_a_private_page_lands_on_the_sign_in_page() {
+        assert_eq!(signed_out_path(Some("/pets/3?x=1")), "/pets/3?x=1");
+        assert_eq!(signed_out_path(Some("/orders?state=open")), "/sign-in?signed_out=1&next=%2Forders%3Fstate%3Dopen");
+        assert_eq!(signed_out_path(Some("/admin/keys")), "/sign-in?signed_out=1&next=%2Fadmin%2Fkeys");
+        assert_eq!(signed_out_path(Some("/administer")), "/administer", "only the console itself");
+        assert_eq!(signed_out_path(Some("//evil.example/")), "/");
+        assert_eq!(sign_up_href("/pets/3"), "/sign-up?next=%2Fpets%2F3");
+        assert_eq!(sign_up_href("/"), "/sign-up");
+    }
 
     #[test]
     fn only_this_sites_paths_are_returned_to() {

@@ -102,7 +102,7 @@ pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey
 #[server(prefix = "/_app", endpoint = "sign_out")]
 pub async fn sign_out(next: Option<String>) -> Result<(), AppError> {
     call::Call::admit().await?.end_session().await?;
-    leptos_axum::redirect(crate::paths::return_path(next.as_deref()));
+    leptos_axum::redirect(&crate::paths::signed_out_path(next.as_deref()));
     Ok(())
 }
 

@@ -12,23 +12,26 @@ use crate::ui::data;
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
-    let next = leptos_router::hooks::use_query_map().with_untracked(|query| query.get("next"));
+    let (next, signed_out) = leptos_router::hooks::use_query_map()
+        .with_untracked(|query| (query.get("next"), query.get("signed_out").is_some()));
     // Only a refusal comes back here: a sign-in sends the browser on to `next`.
     let note = from_flash(|flash| flash.note::<SignIn>(|(), _| Done::default())).filter(Note::is_refusal);
     view! {
         <PageTitle text="Sign in"/>
-        <SignInForm next note/>
+        <SignInForm next note signed_out/>
     }
 }
 
 /// Once signed in, the server function sends the browser back to `next` (the page the
 /// visitor came from), or to the catalog. `note` is a refusal of the form sent without
-/// JavaScript.
+/// JavaScript. `signed_out`: the visitor just signed out of a private page (`paths::signed_out_path`).
 #[island]
-fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
+fn SignInForm(next: Option<String>, note: Option<Note>, signed_out: bool) -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
     let result = move || sign_in.value().get();
+    let sign_up = crate::paths::sign_up_href(crate::paths::return_path(next.as_deref()));
     view! {
+        {signed_out.then(|| view! { <p class="notice notice-success" role="status">"You are signed out. Sign in again to go back."</p> })}
         <section class="panel narrow">
             <h1>"Sign in"</h1>
             <p>"Paste your API key. The browser keeps only a session cookie, never the key."</p>
@@ -45,7 +48,7 @@ fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
                 Some(Ok(())) => ().into_any(),
                 None => note.clone().map(|note| view! { <div class="notice notice-error" role="alert">{note.text}</div> }).into_any(),
             }}
-            <p>"No key yet? " <a href="/sign-up">"Get a free one"</a></p>
+            <p>"No key yet? " <a href=sign_up>"Get a free one"</a></p>
         </section>
     }
 }
@@ -53,6 +56,11 @@ fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
 #[component]
 pub fn SignUpPage() -> impl IntoView {
     let who = data::resource(|| (), |_| viewer());
+    // The page the visitor came from, to go back to once the key is shown.
+    let back = leptos_router::hooks::use_query_map()
+        .with_untracked(|query| query.get("next"))
+        .map(|next| crate::paths::return_path(Some(&next)).to_owned())
+        .filter(|path| path != "/");
     // Sent without JavaScript, the form's answer is this page, drawn with the new key
     // (handed to it by the server, never through a cookie: `server::ops::forms`).
     let made =
@@ -62,10 +70,10 @@ pub fn SignUpPage() -> impl IntoView {
         <PageTitle text="Sign up"/>
         <Suspense fallback=|| ()>
             {move || {
-                let made = made.clone();
+                let (made, back) = (made.clone(), back.clone());
                 Suspend::new(async move {
                     let current = who.await.ok().flatten().map(|caller| caller.key_id);
-                    view! { <SignUpForm current made/> }
+                    view! { <SignUpForm current made back/> }
                 })
             }}
         </Suspense>
@@ -74,9 +82,12 @@ pub fn SignUpPage() -> impl IntoView {
 
 /// `current` is the key this browser is signed in with, if any: a new key would switch
 /// the browser to it, so the page says so first and asks. `made` is the key a form sent
-/// without JavaScript just made.
+/// without JavaScript just made. `back` is the page the visitor came from.
 #[island]
-fn SignUpForm(current: Option<i64>, made: Option<String>) -> impl IntoView {
+fn SignUpForm(current: Option<i64>, made: Option<String>, back: Option<String>) -> impl IntoView {
+    let onward = move || {
+        back.clone().map(|href| view! { <p class="onward"><a href=href>"Back to the page you came from →"</a></p> })
+    };
     let sign_up = ServerAction::<SignUp>::new();
     let result = sign_up.value();
     // The header follows at once; the page stays, with the key on it.
@@ -91,8 +102,8 @@ fn SignUpForm(current: Option<i64>, made: Option<String>) -> impl IntoView {
             <h1>"Get a free API key"</h1>
             <p>"A Free key allows 60 requests a minute and 1,000 a day. You are signed in with it at once."</p>
             {move || match (result.get(), made.clone()) {
-                (Some(Ok(created)), _) => view! { <NewKey key=created.key/> }.into_any(),
-                (None, Some(key)) => view! { <NewKey key/> }.into_any(),
+                (Some(Ok(created)), _) => view! { <NewKey key=created.key/>{onward()} }.into_any(),
+                (None, Some(key)) => view! { <NewKey key/>{onward()} }.into_any(),
                 (other, _) => {
                     let error = match other {
                         Some(Err(error)) => Some(error),

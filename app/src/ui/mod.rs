@@ -33,7 +33,7 @@ use leptos_router::components::{A, ParentRoute, Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use crate::model::{Caller, Role};
-use crate::paths::sign_in_href;
+use crate::paths::{sign_in_href, sign_up_href};
 use crate::server_fns::viewer;
 use account::{SignInPage, SignOutButton, SignUpPage};
 use admin::{
@@ -171,7 +171,7 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
         None => view! {
             <div class="account" role="group" aria-label="Your account">
                 <a href=sign_in_href(&path) class="sign-in" aria-current=current("/sign-in")>"Sign in"</a>
-                <a href="/sign-up" class="button small" aria-current=current("/sign-up")>"Get a key"</a>
+                <a href=sign_up_href(&path) class="button small" aria-current=current("/sign-up")>"Get a key"</a>
             </div>
         }
         .into_any(),
@@ -236,7 +236,8 @@ fn NotFound() -> impl IntoView {
 pub fn query_parameters(path: &str) -> &'static [&'static str] {
     match path {
         "/" => &["status", "category", "q", "sort", "cursor"],
-        "/sign-in" | "/sign-up" => &["next"],
+        "/sign-in" => &["next", "signed_out"],
+        "/sign-up" => &["next"],
         "/orders" | "/admin/orders" => &["state", "pet", "cursor"],
         "/admin/pets" => &["q", "cursor"],
         "/admin/inventory" => &["cursor"],

@@ -13,7 +13,7 @@ use super::photo::{Loading, PetPhoto};
 use super::widgets::{ErrorNotice, StatusBadge, keep_out_of_caches, price_text, set_status_404, store_currency};
 use crate::error::ErrorCode;
 use crate::model::{Currency, PetCard, PetStatus, typed_quantity};
-use crate::paths::sign_in_href;
+use crate::paths::{sign_in_href, sign_up_href};
 use crate::server_fns::{PlaceOrder, more_like, pet, viewer};
 
 #[component]
@@ -72,7 +72,7 @@ pub fn PetPage() -> impl IntoView {
                                             <a href=format!("/?category={}", card.category_id)>{card.category_name.clone()}</a>
                                         </p>
                                         <PetDetails card=card.clone() currency=currency.clone() signed_in=order_key note
-                                            sign_in=sign_in_href(&path)/>
+                                            sign_in=sign_in_href(&path) sign_up=sign_up_href(&path)/>
                                         <Description text=card.description.clone()/>
                                     </div>
                                 </article>
@@ -143,6 +143,7 @@ fn PetDetails(
     signed_in: Option<String>,
     note: Option<Note>,
     sign_in: String,
+    sign_up: String,
 ) -> impl IntoView {
     let place = ServerAction::<PlaceOrder>::new();
     let id = card.id;
@@ -197,7 +198,7 @@ fn PetDetails(
             <h1>{card.name.clone()}</h1>
             <p class="price price-large">{price_text(&currency, card.price)}</p>
             <OrderBox card=card.clone() currency=currency.clone() place quantity form_key=signed_in.clone()
-                note=note.clone() sign_in=sign_in.clone()/>
+                note=note.clone() sign_in=sign_in.clone() sign_up=sign_up.clone()/>
             <dl class="facts">
                 <dt>"Category"</dt>
                 <dd>{card.category_name.clone()}</dd>
@@ -226,6 +227,7 @@ fn OrderBox(
     form_key: Option<String>,
     note: Option<Note>,
     sign_in: String,
+    sign_up: String,
 ) -> impl IntoView {
     let name = card.name.clone();
     let outcome = move || match place.value().get() {
@@ -243,7 +245,7 @@ fn OrderBox(
     let form = match form_key {
         None => view! {
             <p class="sign-in-to-order">
-                <a href=sign_in>"Sign in"</a> " or " <a href="/sign-up">"get a key"</a> " to order."
+                <a href=sign_in>"Sign in"</a> " or " <a href=sign_up>"get a key"</a> " to order."
             </p>
         }
         .into_any(),
