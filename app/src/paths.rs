@@ -71,11 +71,7 @@ pub fn is_private(path: &str) -> bool {
 /// the sign-in page, which says the visitor is signed out (and signs back in to it).
 pub fn signed_out_path(next: Option<&str>) -> String {
     let back = return_path(next);
-    if is_private(back) {
-        format!("/sign-in?signed_out=1&next={}", encode(back))
-    } else {
-        back.to_owned()
-    }
+    if is_private(back) { format!("/sign-in?signed_out=1&next={}", encode(back)) } else { back.to_owned() }
 }
 
 /// A query value, percent-encoded as a form's (`application/x-www-form-urlencoded`).

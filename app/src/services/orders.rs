@@ -9,8 +9,8 @@ use time::format_description::well_known::Rfc3339;
 use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
-    Caller, Cancellation, EventType, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState,
-    ORDER_QUANTITY_MAX, OrderView, Page, Role,
+    Caller, Cancellation, EventType, NewOrder, ORDER_QUANTITY_MAX, Order, OrderCompletion, OrderFilter,
+    OrderHistoryFilter, OrderState, OrderView, Page, Role,
 };
 use crate::services::clock::rfc3339;
 use crate::services::events::{self, Audience};

@@ -230,6 +230,19 @@ fn OrderBox(
     sign_up: String,
 ) -> impl IntoView {
     let name = card.name.clone();
+    // The button is disabled while an order is sent, and the box is drawn again with the
+    // stock after it: the focus would fall to the page's body. Keyboard users carry on
+    // from the answer instead (never taken from where they are, say the quantity).
+    let outcome_box = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        if place.value().with(Option::is_some) {
+            let lost = document().active_element().is_none_or(|active| active.tag_name() == "BODY");
+            if let (true, Some(outcome)) = (lost, outcome_box.get()) {
+                let _ = outcome.focus();
+            }
+        }
+    });
     let outcome = move || match place.value().get() {
         Some(Ok(order)) => view! {
             <p class="notice notice-success" role="status">
@@ -240,7 +253,9 @@ fn OrderBox(
         .into_any(),
         Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
         // A shopper is told what went wrong, without the Error object's code.
-        None => note.clone().map(|note| view! { <div class="notice-line"><NoteView note plain=true/></div> }).into_any(),
+        None => {
+            note.clone().map(|note| view! { <div class="notice-line"><NoteView note plain=true/></div> }).into_any()
+        }
     };
     let form = match form_key {
         None => view! {
@@ -289,7 +304,7 @@ fn OrderBox(
     view! {
         <section class="order-box" aria-label="Order">
             {form}
-            {outcome}
+            <div class="order-outcome" tabindex="-1" node_ref=outcome_box>{outcome}</div>
         </section>
     }
 }

@@ -27,17 +27,57 @@ pub fn StatusBadge(status: PetStatus) -> impl IntoView {
 /// A destructive action behind a question: `summary` opens it, and `form` (the form
 /// that does it) sits beside the question, away from where the pointer was. A
 /// disclosure, so it works without JavaScript and by keyboard. (A function, not a
-/// component with children: those cost the WASM a boxed closure per use.)
+/// component with children: those cost the WASM a boxed closure per use.) Once its
+/// island runs, Escape and a "No, keep it" button close the question and give the
+/// focus back to its first button (without JavaScript a second click on it closes it).
 pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl IntoView {
     let label = question.clone();
+    // Effects run in the browser only: the keep button is drawn once it works.
+    let scripted = RwSignal::new(false);
+    Effect::new(move |_| scripted.set(true));
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        #[cfg(feature = "hydrate")]
+        if ev.key() == "Escape" {
+            close_question(ev.current_target());
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = ev;
+    };
+    let keep = move |ev: leptos::ev::MouseEvent| {
+        #[cfg(feature = "hydrate")]
+        close_question(ev.current_target());
+        #[cfg(not(feature = "hydrate"))]
+        let _ = ev;
+    };
     view! {
-        <details class="confirm">
+        <details class="confirm" on:keydown=on_key>
             <summary class="button secondary">{summary}</summary>
             <div class="confirm-box" role="group" aria-label=label>
                 <p>{question}</p>
-                {form}
+                <div class="confirm-choices">
+                    {form}
+                    {move || scripted.get().then(|| view! {
+                        <button type="button" class="secondary keep" on:click=keep>"No, keep it"</button>
+                    })}
+                </div>
             </div>
         </details>
+    }
+}
+
+/// Closes the confirmation holding `from` (an element in it) and focuses its summary.
+#[cfg(feature = "hydrate")]
+fn close_question(from: Option<web_sys::EventTarget>) {
+    use wasm_bindgen::JsCast;
+    let details = from
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .and_then(|element| element.closest("details.confirm").ok().flatten());
+    if let Some(details) = details.filter(|details| details.has_attribute("open")) {
+        let _ = details.remove_attribute("open");
+        let summary = details.query_selector("summary").ok().flatten();
+        if let Some(summary) = summary.and_then(|summary| summary.dyn_into::<web_sys::HtmlElement>().ok()) {
+            let _ = summary.focus();
+        }
     }
 }
 
