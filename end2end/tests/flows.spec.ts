@@ -1,6 +1,6 @@
 import { Browser, Page } from '@playwright/test';
 import {
-  WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, shoot, signIn, stockedPet, test, unique,
+  WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, shoot, signIn, signedInPage, stockedPet, test, unique,
 } from './helpers';
 
 // The flows shoppers and staff must be able to trust, at a laptop's width and a
@@ -9,21 +9,7 @@ import {
 
 test.beforeEach(async ({ page }) => failOnPageErrors(page));
 
-/** A signed-in page of a fresh context, at `size`, with or without JavaScript. */
-async function as(browser: Browser, key: string, size: { width: number; height: number }, javaScript = true) {
-  const context = await browser.newContext({ viewport: size, javaScriptEnabled: javaScript });
-  const page = await context.newPage();
-  failOnPageErrors(page);
-  if (javaScript) {
-    await signIn(page, key);
-  } else {
-    await page.goto('/sign-in');
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.locator('.who')).toBeVisible();
-  }
-  return page;
-}
+const as = signedInPage;
 
 for (const [width, size] of Object.entries(WIDTHS)) {
   test(`a double-click on Order places one order (${width})`, async ({ browser }) => {

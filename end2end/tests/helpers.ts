@@ -1,4 +1,4 @@
-import { test as base, expect, Page, Response } from '@playwright/test';
+import { test as base, Browser, expect, Page, Response } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
@@ -91,6 +91,23 @@ export async function signIn(page: Page, key: string) {
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.locator('.who')).toBeVisible();
+}
+
+/** A signed-in page of a fresh context, at `size`, with or without JavaScript (without
+ *  it, the sign-in form is sent as a plain form post). */
+export async function signedInPage(browser: Browser, key: string, size: { width: number; height: number }, javaScript = true) {
+  const context = await browser.newContext({ viewport: size, javaScriptEnabled: javaScript });
+  const page = await context.newPage();
+  failOnPageErrors(page);
+  if (javaScript) {
+    await signIn(page, key);
+  } else {
+    await page.goto('/sign-in');
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.locator('.who')).toBeVisible();
+  }
+  return page;
 }
 
 /** `base` with a suffix of this run, so that a test can run again over the same

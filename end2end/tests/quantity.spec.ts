@@ -1,5 +1,5 @@
 import { Browser, Page } from '@playwright/test';
-import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, ordersOf, shoot, signIn, test, unique } from './helpers';
+import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, ordersOf, shoot, signedInPage, test, unique } from './helpers';
 
 // The pet page's quantity, as a shopper types it: the total follows what is typed, and
 // every refusal says what is wrong with the quantity, with JavaScript and without.
@@ -22,18 +22,7 @@ async function pricedPet(page: Page, admin: string, name: string, stock: number)
 /** A shopper's page of a fresh context at `size`, signed in, with or without JavaScript. */
 async function shopper(browser: Browser, size: { width: number; height: number }, javaScript: boolean) {
   const key = cliKey('customer', 'e2e quantity shopper');
-  const context = await browser.newContext({ viewport: size, javaScriptEnabled: javaScript });
-  const page = await context.newPage();
-  failOnPageErrors(page);
-  if (javaScript) {
-    await signIn(page, key);
-  } else {
-    await page.goto('/sign-in');
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.locator('.who')).toBeVisible();
-  }
-  return { page, key };
+  return { page: await signedInPage(browser, key, size, javaScript), key };
 }
 
 /** Sends the order form as typed, past the browser's own check (as a browser without

@@ -1,5 +1,5 @@
 import { Browser } from '@playwright/test';
-import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, shoot, signIn, test } from './helpers';
+import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, shoot, signedInPage, test } from './helpers';
 
 // A shopper is never stranded: getting a key from a pet's page leads back to the pet,
 // and signing out of a private page lands on a page that says so.
@@ -35,15 +35,8 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     });
 
     test(`signing out of My orders says so, and signing in goes back there (${width}${how})`, async ({ browser }) => {
-      const page = await visitor(browser, size, javaScript);
       const key = cliKey('customer', 'e2e signs out');
-      if (javaScript) {
-        await signIn(page, key);
-      } else {
-        await page.goto('/sign-in');
-        await page.getByLabel('API key').fill(key);
-        await page.getByRole('button', { name: 'Sign in' }).click();
-      }
+      const page = await signedInPage(browser, key, size, javaScript);
       await page.goto('/orders?state=open');
       if (javaScript) {
         await hydrated(page);
