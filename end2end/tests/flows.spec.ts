@@ -1,6 +1,5 @@
-import { Browser, Page } from '@playwright/test';
 import {
-  WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, shoot, signIn, signedInPage, stockedPet, test, unique,
+  WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, shoot, signedInPage, stockedPet, test, unique,
 } from './helpers';
 
 // The flows shoppers and staff must be able to trust, at a laptop's width and a
