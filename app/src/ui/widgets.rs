@@ -30,7 +30,7 @@ pub fn StatusBadge(status: PetStatus) -> impl IntoView {
 /// component with children: those cost the WASM a boxed closure per use.) Once its
 /// island runs, Escape and a "No, keep it" button close the question and give the
 /// focus back to its first button (without JavaScript a second click on it closes it).
-pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl IntoView {
+pub fn confirm(summary: String, question: String, form: impl IntoView) -> AnyView {
     let label = question.clone();
     // Effects run in the browser only: the keep button is drawn once it works.
     let scripted = RwSignal::new(false);
@@ -63,6 +63,8 @@ pub fn confirm(summary: String, question: String, form: impl IntoView) -> impl I
             </div>
         </details>
     }
+    // Erased: nested in a table row's type, it stops the compiler (the recursion limit).
+    .into_any()
 }
 
 /// Closes the confirmation holding `from` (an element in it) and focuses its summary.
