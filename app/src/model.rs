@@ -600,31 +600,37 @@ pub const ORDER_QUANTITY_MAX: i64 = 1_000;
 /// ("Quantity must be …"). The page's total and the server's check both use it.
 pub fn typed_quantity(raw: &str) -> Result<i64, String> {
     let raw = raw.trim();
-    let whole = format!("must be a whole number from 1 to {}", thousands(ORDER_QUANTITY_MAX));
+    let range = format!("a whole number from 1 to {}", thousands(ORDER_QUANTITY_MAX.unsigned_abs()));
     if raw.is_empty() {
-        return Err(format!("must be filled in: a whole number from 1 to {}", thousands(ORDER_QUANTITY_MAX)));
+        return Err(format!("must be filled in: {range}"));
     }
     let units = match raw.parse::<i64>() {
         Ok(units) => units,
         Err(_) => match raw.parse::<f64>() {
             // `as` saturates, so 1e30 stays too many rather than wrapping round.
             Ok(number) if number.is_finite() && number.fract() == 0.0 => number as i64,
-            _ => return Err(whole),
+            _ => return Err(format!("must be {range}")),
         },
     };
+    order_quantity(units)
+}
+
+/// The one rule for how many units an order may ask for, shared by the REST API, the
+/// server functions and the pet page's total: `Err` says what is wrong.
+pub fn order_quantity(units: i64) -> Result<i64, String> {
     if units < 1 {
         Err("must be at least 1".to_owned())
     } else if units > ORDER_QUANTITY_MAX {
-        Err(format!("must be at most {} in one order", thousands(ORDER_QUANTITY_MAX)))
+        Err(format!("must be at most {} in one order", thousands(ORDER_QUANTITY_MAX.unsigned_abs())))
     } else {
         Ok(units)
     }
 }
 
 /// A count with thousands separators ("1,000"), as the storefront writes numbers.
-fn thousands(count: i64) -> String {
+pub fn thousands(count: u64) -> String {
     let digits = count.to_string();
-    let mut text = String::new();
+    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
     for (n, digit) in digits.chars().enumerate() {
         if n > 0 && (digits.len() - n).is_multiple_of(3) {
             text.push(',');
@@ -787,14 +793,7 @@ impl Currency {
         let scale = 10_i64.pow(u32::from(self.digits));
         let (whole, fraction) =
             (minor.unsigned_abs() / scale.unsigned_abs(), minor.unsigned_abs() % scale.unsigned_abs());
-        let digits = whole.to_string();
-        let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
-        for (n, digit) in digits.chars().enumerate() {
-            if n > 0 && (digits.len() - n) % 3 == 0 {
-                grouped.push(',');
-            }
-            grouped.push(digit);
-        }
+        let grouped = thousands(whole);
         let sign = if minor < 0 { "-" } else { "" };
         match self.digits {
             0 => format!("{sign}{}{grouped}", self.prefix()),

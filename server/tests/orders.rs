@@ -70,9 +70,9 @@ async fn bad_orders_are_422_and_change_nothing() {
     let pet = stocked(&app, dogs, "Rex", 5).await;
     let shopper = customer(&app).await;
     for (body, field) in [
-        (json!({ "petId": pet, "quantity": 0 }), "quantity"),
-        (json!({ "petId": pet, "quantity": 1001 }), "quantity"),
-        (json!({ "petId": pet, "quantity": -1 }), "quantity"),
+        (json!({ "petId": pet, "quantity": 0 }), "quantity: must be at least 1"),
+        (json!({ "petId": pet, "quantity": 1001 }), "quantity: must be at most 1,000 in one order"),
+        (json!({ "petId": pet, "quantity": -1 }), "quantity: must be at least 1"),
         (json!({ "petId": pet }), "quantity"),
         (json!({ "petId": 999, "quantity": 1 }), "petId"),
         (json!({ "petId": pet, "quantity": 1, "shipDate": "tomorrow" }), "shipDate"),

@@ -9,8 +9,8 @@ use time::format_description::well_known::Rfc3339;
 use crate::db::{Conn, Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::model::{
-    Caller, Cancellation, EventType, NewOrder, ORDER_QUANTITY_MAX, Order, OrderCompletion, OrderFilter,
-    OrderHistoryFilter, OrderState, OrderView, Page, Role,
+    Caller, Cancellation, EventType, NewOrder, Order, OrderCompletion, OrderFilter, OrderHistoryFilter, OrderState,
+    OrderView, Page, Role, order_quantity,
 };
 use crate::services::clock::rfc3339;
 use crate::services::events::{self, Audience};
@@ -159,11 +159,9 @@ pub async fn count_open(db: &Db) -> AppResult<i64> {
 /// ship date in RFC 3339 (kept in UTC).
 fn validated(new: &NewOrder) -> AppResult<NewOrder> {
     let pet_id = validate::id("petId", new.pet_id)?;
-    if !(1..=ORDER_QUANTITY_MAX).contains(&new.quantity) {
-        return Err(AppError::validation("quantity", format!("must be from 1 to {ORDER_QUANTITY_MAX}")));
-    }
+    let quantity = order_quantity(new.quantity).map_err(|problem| AppError::validation("quantity", problem))?;
     let ship_date = new.ship_date.as_deref().map(|raw| ship_date("shipDate", raw)).transpose()?;
-    Ok(NewOrder { pet_id, quantity: new.quantity, ship_date })
+    Ok(NewOrder { pet_id, quantity, ship_date })
 }
 
 fn replay(status: i64, body: &str) -> AppResult<Order> {
