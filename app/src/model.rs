@@ -1044,6 +1044,15 @@ pub fn span_in_words(seconds: i64) -> String {
     }
 }
 
+/// A moment as staff and shoppers read it without a browser's locale:
+/// `2026-11-24T10:05:00Z` → `2026-11-24 10:05 UTC` (anything else as it is).
+pub fn utc_text(iso: &str) -> String {
+    match (iso.get(..10), iso.get(11..16)) {
+        (Some(date), Some(time)) if iso.ends_with('Z') => format!("{date} {time} UTC"),
+        _ => iso.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, ordersOf, signIn, stockedPet, test, unique } from './helpers';
+import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, signIn, stockedPet, test, unique } from './helpers';
+import type { Page } from '@playwright/test';
 
 // Keyboard use: the focus stays somewhere useful after an action, and a question can be
 // put away with Escape or a "keep" button.
@@ -43,6 +44,75 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     const orders = await ordersOf(page, key, pet);
     expect(orders).toHaveLength(1);
     await expect(page.locator('tbody tr').first().locator('.order-status')).not.toHaveText('Cancelled');
+    await context.close();
+  });
+}
+
+/** The element holding the focus, as its text. */
+async function focusedText(page: Page): Promise<string> {
+  return page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+}
+
+for (const [width, size] of Object.entries(WIDTHS)) {
+  for (const javaScript of [true, false]) {
+    const how = javaScript ? 'with JavaScript' : 'without JavaScript';
+    test(`the answer holds the focus after signing in, cancelling and signing out, ${how} (${width})`, async ({ browser }) => {
+      const context = await browser.newContext({ viewport: size, javaScriptEnabled: javaScript });
+      const page = await context.newPage();
+      failOnPageErrors(page);
+      const key = cliKey('customer', 'e2e focus shopper');
+      const name = unique('Focus');
+      const pet = await stockedPet(page, cliKey('admin', 'e2e focus admin'), name, 5);
+      const ordered = await page.request.post('/api/v1/store/orders', { headers: { 'X-API-Key': key }, data: { petId: pet, quantity: 1 } });
+      expect(ordered.status()).toBe(201);
+      const order = (await ordered.json()).id;
+
+      // Signing in by keyboard lands on the page it came from, on "You are signed in".
+      await page.goto(`/sign-in?next=${encodeURIComponent(`/pets/${pet}`)}`);
+      if (javaScript) await hydrated(page);
+      await page.getByLabel('API key').fill(key);
+      await page.keyboard.press('Enter');
+      await expect(page).toHaveURL(new RegExp(`/pets/${pet}$`));
+      await expect(page.getByRole('status').filter({ hasText: 'You are signed in.' })).toBeFocused();
+
+      // Cancelling by keyboard: the page is shown again with its answer focused.
+      await page.goto(`/orders?pet=${encodeURIComponent(name)}`);
+      if (javaScript) await hydrated(page);
+      const row = page.locator(`tr[data-order-id="${order}"]`);
+      await row.locator('summary', { hasText: 'Cancel…' }).focus();
+      await page.keyboard.press('Enter');
+      await row.getByRole('button', { name: `Yes, cancel order #${order}` }).focus();
+      await page.keyboard.press('Enter');
+      await expect(page.locator(`tr[data-order-id="${order}"] .order-status`)).toHaveText('Cancelled');
+      await expect(page.getByRole('status').filter({ hasText: `Cancelled order #${order}` })).toBeFocused();
+      expect(await focusedText(page)).toContain(`Cancelled order #${order}`);
+
+      // Signing out: the sign-in page says so, and that is where the focus is.
+      if (javaScript && width === 'phone') await openMenu(page);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await expect(page).toHaveURL(/\/sign-in\?signed_out=1/);
+      await expect(page.getByRole('status').filter({ hasText: 'You are signed out' })).toBeFocused();
+      await context.close();
+    });
+  }
+
+  test(`staff see "Saved." where they saved, not at the top of the page (${width})`, async ({ browser }) => {
+    const context = await browser.newContext({ viewport: size });
+    const page = await context.newPage();
+    failOnPageErrors(page);
+    await signIn(page, cliKey('admin', 'e2e focus staff'));
+    await page.goto('/admin/inventory');
+    await hydrated(page);
+    // The page's last row: below the first screen on either width.
+    const row = page.locator('tbody tr').last();
+    const pet = await row.getAttribute('data-pet-id');
+    await row.getByLabel(/^Stock of/).fill('9');
+    await row.getByRole('button', { name: 'Set' }).click();
+    const saved = page.locator(`tr[data-pet-id="${pet}"]`).getByRole('status');
+    await expect(saved).toHaveText('Saved.');
+    await expect(saved).toBeFocused();
+    await expect(saved).toBeInViewport();
+    await expect(page.locator(`tr[data-pet-id="${pet}"]`).getByLabel(/^Stock of/)).toHaveValue('9');
     await context.close();
   });
 }

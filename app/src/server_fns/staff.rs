@@ -52,14 +52,20 @@ fn form_id(field: &str, raw: &str) -> Result<i64, AppError> {
     raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| AppError::validation(field, "must be chosen"))
 }
 
-/// A form's whole number in `min..=max`, or a validation error naming `field`.
+/// A form's whole number in `min..=max`, or a validation error naming `field` that says
+/// which bound it broke (a bound such as 4,294,967,295 means nothing to staff until
+/// it is the one they passed).
 #[cfg(feature = "ssr")]
 fn form_number(field: &str, raw: &str, min: i64, max: i64) -> Result<i64, AppError> {
-    raw.trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| AppError::validation(field, format!("must be a whole number from {min} to {max}")))
+    use crate::model::thousands;
+    let number = raw.trim().parse::<i64>().map_err(|_| AppError::validation(field, "must be a whole number"))?;
+    if number < min {
+        Err(AppError::validation(field, format!("must be at least {min}")))
+    } else if number > max {
+        Err(AppError::validation(field, format!("must be at most {}", thousands(max.unsigned_abs()))))
+    } else {
+        Ok(number)
+    }
 }
 
 /// One of an enum's names, or a validation error naming `field`.

@@ -114,7 +114,7 @@ pub async fn webhook_action(id: i64, action: String, delivery: Option<i64>) -> R
         "rotate" => {
             let rotated = webhooks::rotate_secret(db, id).await?;
             call.no_store();
-            let until = rotated.previous_secret_expires_at.unwrap_or_default();
+            let until = crate::model::utc_text(&rotated.previous_secret_expires_at.unwrap_or_default());
             let text = format!("New secret for endpoint #{id}: the previous one signs deliveries too until {until}.");
             EndpointDone { id, text, secret: Some(rotated.secret) }
         }

@@ -31,7 +31,7 @@ fn SignInForm(next: Option<String>, note: Option<Note>, signed_out: bool) -> imp
     let result = move || sign_in.value().get();
     let sign_up = crate::paths::sign_up_href(crate::paths::return_path(next.as_deref()));
     view! {
-        {signed_out.then(|| view! { <p class="notice notice-success" role="status">"You are signed out. Sign in again to go back."</p> })}
+        {signed_out.then(|| view! { <p class="notice notice-success" role="status" tabindex="-1" autofocus>"You are signed out. Sign in again to go back."</p> })}
         <section class="panel narrow">
             <h1>"Sign in"</h1>
             <p>"Paste your API key. The browser keeps only a session cookie, never the key."</p>
@@ -46,7 +46,10 @@ fn SignInForm(next: Option<String>, note: Option<Note>, signed_out: bool) -> imp
             {move || match result() {
                 Some(Err(error)) => view! { <ErrorNotice error/> }.into_any(),
                 Some(Ok(())) => ().into_any(),
-                None => note.clone().map(|note| view! { <div class="notice notice-error" role="alert">{note.text}</div> }).into_any(),
+                // (Focused, as a `NoteView` is: the page was opened again by the form.)
+                None => note.clone().map(|note| view! {
+                    <div class="notice notice-error" role="alert" tabindex="-1" autofocus>{note.text}</div>
+                }).into_any(),
             }}
             <p>"No key yet? " <a href=sign_up>"Get a free one"</a></p>
         </section>

@@ -34,8 +34,8 @@ pub fn label(field: &str) -> &str {
 /// The error as a sentence for a person.
 pub fn sentence(error: &AppError) -> String {
     use ErrorCode::{
-        BadRequest, Forbidden, IdempotencyKeyReused, InsufficientStorage, InternalError, InvalidApiKey, MissingApiKey,
-        NotFound, PayloadTooLarge, PetNotAvailable, RequestTimeout, Unavailable, UnsupportedMediaType,
+        BadRequest, Forbidden, IdempotencyKeyReused, InsufficientStorage, InternalError, InvalidApiKey, InvalidImage,
+        MissingApiKey, NotFound, PayloadTooLarge, PetNotAvailable, RequestTimeout, Unavailable, UnsupportedMediaType,
         ValidationFailed,
     };
     match error.code {
@@ -60,6 +60,11 @@ pub fn sentence(error: &AppError) -> String {
         InternalError => "Something went wrong on our side. Please try again.".into(),
         InsufficientStorage => {
             "The store cannot save anything right now. Nothing was changed; please try again later.".into()
+        }
+        // Written for an API client's request body: here it is the file that was chosen.
+        InvalidImage => {
+            let text = error.message.replace("the body", "the file").replace("its Content-Type", "its type");
+            finish(format!("That photo cannot be used: {text}"))
         }
         // Written for people already: the stock left, the rule broken, the time to wait.
         _ => finish(capitalised(&error.message)),
@@ -89,8 +94,10 @@ mod tests {
     fn fields_are_named_as_the_forms_label_them() {
         let error = AppError::validation("categoryId", "must be chosen");
         assert_eq!(sentence(&error), "Category must be chosen.");
-        let error = AppError::validation("perMinute", "must be a whole number from 1 to 4294967295");
-        assert_eq!(sentence(&error), "Per minute must be a whole number from 1 to 4294967295.");
+        let error = AppError::validation("perMinute", "must be at most 4,294,967,295");
+        assert_eq!(sentence(&error), "Per minute must be at most 4,294,967,295.");
+        let error = AppError::new(ErrorCode::InvalidImage, "the body is not a JPEG image");
+        assert_eq!(sentence(&error), "That photo cannot be used: the file is not a JPEG image.");
         let error = AppError::validation("status", "unknown variant `x`");
         assert_eq!(sentence(&error), "Status: unknown variant `x`.");
     }

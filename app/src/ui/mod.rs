@@ -107,6 +107,7 @@ pub fn App() -> impl IntoView {
                 </nav>
             </header>
             <main id="main" class="container">
+                <SignedInNote/>
                 <Routes fallback=|| view! { <NotFound/> }>
                     // Async: the server sends each page whole, data included, so it reads
                     // without JavaScript (streamed chunks need a script to fall into
@@ -136,6 +137,18 @@ pub fn App() -> impl IntoView {
             </footer>
         </Router>
     }
+}
+
+/// "You are signed in", on the page a sign-in went on to (its flash), holding the
+/// focus (`NoteView`): the page is a new one, and the keyboard's place on the sign-in
+/// form is gone. Drawn on the server only: the flash is read there.
+#[component]
+fn SignedInNote() -> impl IntoView {
+    let note = note::from_flash(|flash| {
+        flash.note::<crate::server_fns::SignIn>(|(), _| note::Done::new("You are signed in."))
+    })
+    .filter(|note| !note.is_refusal());
+    note.map(|note| view! { <div class="notice-line"><note::NoteView note/></div> })
 }
 
 /// The header's account part, in one place at its end: who is signed in, their pages

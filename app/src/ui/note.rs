@@ -60,18 +60,27 @@ impl Note {
 
 /// A note as a form's outcome line: a refusal (with its code, for staff, unless
 /// `plain`) or a confirmation with its links.
+///
+/// A note is drawn only on the page shown after its form was sent, which the browser
+/// opens at the top with the focus on the body. `autofocus` (on a `tabindex="-1"`
+/// element, so it can hold the focus) scrolls the note into view and gives it the
+/// focus, so that a form far down a long list, or a keyboard, lands where the answer
+/// is: without JavaScript too. (The first note of a page wins; a page has one.)
 #[component]
 pub fn NoteView(note: Note, #[prop(optional)] plain: bool) -> impl IntoView {
     match note.code {
         Some(code) => view! {
-            <p class="form-error" role="alert">{note.text}{(!plain).then(|| view! { " "<small class="error-code">{code}</small> })}</p>
+            <p class="form-error" role="alert" tabindex="-1" autofocus>
+                {note.text}{(!plain).then(|| view! { " "<small class="error-code">{code}</small> })}
+            </p>
         }
         .into_any(),
         None => {
             let links = note.links.into_iter().enumerate().map(|(n, (href, text))| {
                 view! { {(n > 0).then_some(" · ")}<a href=href>{text}</a> }
             });
-            view! { <p class="form-done" role="status">{note.text}" "{links.collect_view()}</p> }.into_any()
+            view! { <p class="form-done" role="status" tabindex="-1" autofocus>{note.text}" "{links.collect_view()}</p> }
+                .into_any()
         }
     }
 }

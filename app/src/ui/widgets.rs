@@ -104,7 +104,7 @@ pub fn ErrorNotice(error: AppError) -> impl IntoView {
 /// own, so that pages drawn on the server get it too.
 #[island]
 pub fn LocalTime(iso: String) -> impl IntoView {
-    let text = RwSignal::new(utc_text(&iso));
+    let text = RwSignal::new(crate::model::utc_text(&iso));
     #[cfg(feature = "hydrate")]
     {
         let iso = iso.clone();
@@ -120,14 +120,6 @@ pub fn LocalTime(iso: String) -> impl IntoView {
         });
     }
     view! { <time datetime=iso.clone() title=iso>{text}</time> }
-}
-
-/// `2026-11-24T10:05:00Z` → `2026-11-24 10:05 UTC`.
-fn utc_text(iso: &str) -> String {
-    match (iso.get(..10), iso.get(11..16)) {
-        (Some(date), Some(time)) if iso.ends_with('Z') => format!("{date} {time} UTC"),
-        _ => iso.to_owned(),
-    }
 }
 
 /// A form's outcome under it: with JavaScript its action's last answer (a refusal in
