@@ -84,7 +84,12 @@ pub fn App() -> impl IntoView {
                 // Drawn folded (on a phone): the menu button's island keeps this up to date.
                 <nav class="nav" id="site-nav" aria-label="Main" data-menu="closed">
                     <A href="/" attr:class="brand">
-                        <img src="/favicon.svg" alt="" width="26" height="26"/>
+                        // Inline, in the brand's colour: the favicon file's fixed green
+                        // is lost on the dark theme's header.
+                        <svg class="paw" viewBox="0 0 64 64" width="26" height="26" aria-hidden="true" fill="currentColor">
+                            <circle cx="32" cy="40" r="14"/><circle cx="14" cy="24" r="7"/><circle cx="26" cy="12" r="7"/>
+                            <circle cx="40" cy="12" r="7"/><circle cx="52" cy="24" r="7"/>
+                        </svg>
                         "Pet Store"
                     </A>
                     <MenuButton/>

@@ -207,7 +207,8 @@ fn PetDetails(
                 <dt>"In stock"</dt>
                 <dd class="stock">{card.quantity}</dd>
                 <dt>"Pet id"</dt>
-                <dd><code>{card.id}</code></dd>
+                // For shoppers who quote it to the shop: a number, not code.
+                <dd>{card.id}</dd>
             </dl>
         }
     }

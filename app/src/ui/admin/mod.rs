@@ -28,7 +28,7 @@ pub use pets::{PetEditor, PetsConsole};
 pub use webhooks::{WebhookPage, WebhooksConsole};
 
 use super::note::Note;
-use super::widgets::{ErrorNotice, set_status};
+use super::widgets::{ErrorNotice, PageTitle, set_status};
 use crate::error::{AppError, ErrorCode};
 use crate::model::Role;
 use crate::server_fns::viewer;
@@ -37,9 +37,12 @@ use crate::server_fns::viewer;
 #[component]
 pub fn ConsoleLayout() -> impl IntoView {
     let who = data::resource(|| (), |_| viewer());
+    let path = leptos_router::hooks::use_location().pathname.get_untracked();
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
+            {move || {
+            let path = path.clone();
+            Suspend::new(async move {
                 match who.await {
                     Ok(Some(caller)) if caller.role == Role::Admin => view! {
                         <nav class="console-nav" aria-label="Staff console">
@@ -53,19 +56,22 @@ pub fn ConsoleLayout() -> impl IntoView {
                         </nav>
                         <Outlet/>
                     }.into_any(),
-                    Ok(Some(_)) => refusal(AppError::new(ErrorCode::Forbidden, "not an admin key")),
-                    Ok(None) => refusal(AppError::new(ErrorCode::MissingApiKey, "not signed in")),
+                    Ok(Some(_)) => refusal(AppError::new(ErrorCode::Forbidden, "not an admin key"), &path),
+                    Ok(None) => refusal(AppError::new(ErrorCode::MissingApiKey, "not signed in"), &path),
                     Err(error) => view! { <ErrorNotice error/> }.into_any(),
                 }
-            })}
+            })
+            }}
         </Suspense>
     }
 }
 
-/// "Staff only", with the refusal's status (403 for a customer, 401 signed out).
-pub fn refusal(error: AppError) -> AnyView {
+/// "Staff only", with the refusal's status (403 for a customer, 401 signed out), its
+/// own title (the page's is never drawn) and a way to sign in that comes back to `path`.
+pub fn refusal(error: AppError, path: &str) -> AnyView {
     set_status(error.status);
     view! {
+        <PageTitle text="Staff only"/>
         <section class="notice notice-error" role="alert">
             <h1>"Staff only"</h1>
             <p>{if error.code == ErrorCode::Forbidden {
@@ -73,7 +79,7 @@ pub fn refusal(error: AppError) -> AnyView {
             } else {
                 "Sign in with an admin key to use the staff console."
             }}</p>
-            <p><a href="/sign-in">"Sign in"</a></p>
+            <p><a href=crate::paths::sign_in_href(path)>"Sign in"</a></p>
         </section>
     }
     .into_any()

@@ -325,7 +325,7 @@ fn DeliveryRow(webhook_id: i64, delivery: Delivery, newest: bool) -> impl IntoVi
     let outcome = match delivery.status {
         DeliveryStatus::Succeeded => view! { <span class="badge badge-available">"Delivered"</span> },
         DeliveryStatus::Pending => view! { <span class="badge badge-pending">"Pending"</span> },
-        DeliveryStatus::Failed => view! { <span class="badge badge-sold">"Failed"</span> },
+        DeliveryStatus::Failed => view! { <span class="badge badge-failed">"Failed"</span> },
     };
     let answer = match (delivery.response_status, delivery.error.clone()) {
         (Some(status), Some(error)) => format!("HTTP {status}: {error}"),

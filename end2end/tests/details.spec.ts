@@ -1,0 +1,82 @@
+import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, signIn, stockedPet, test } from './helpers';
+
+// The smaller things shoppers and staff noticed (issue 50, point 13): the paw in the
+// header takes the brand's colour in both themes, a pet's id reads as a number, a
+// console page refused to a visitor still has a title and a way back, and a failed
+// webhook delivery looks failed.
+
+test.beforeEach(async ({ page }) => failOnPageErrors(page));
+
+for (const [width, size] of Object.entries(WIDTHS)) {
+  test(`the paw follows the brand's colour, light and dark; a pet's id is plain text (${width})`, async ({ browser }) => {
+    const context = await browser.newContext({ viewport: size });
+    const page = await context.newPage();
+    failOnPageErrors(page);
+    const pet = await stockedPet(page, cliKey('admin', 'e2e details admin'), 'Detail fish', 2);
+    for (const theme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: theme });
+      await page.goto(`/pets/${pet}`);
+      const [brand, paw] = await page.locator('.nav .brand').evaluate((brand) => {
+        const paw = brand.querySelector('svg.paw');
+        return [getComputedStyle(brand).color, paw ? getComputedStyle(paw).fill : 'no paw'];
+      });
+      expect(paw, `the paw on the ${theme} header`).toBe(brand);
+    }
+    const id = page.locator('.facts dt', { hasText: 'Pet id' }).locator('xpath=following-sibling::dd[1]');
+    await expect(id).toHaveText(String(pet));
+    await expect(id.locator('code')).toHaveCount(0);
+    await context.close();
+  });
+
+  test(`a console page refused says so in its title and leads back after signing in (${width})`, async ({ browser }) => {
+    const context = await browser.newContext({ viewport: size });
+    const page = await context.newPage();
+    failOnPageErrors(page);
+    const signedOut = await page.goto('/admin/inventory');
+    expect(signedOut?.status()).toBe(401);
+    await expect(page).toHaveTitle('Staff only · Pet Store');
+    await page.getByRole('alert').getByRole('link', { name: 'Sign in' }).click();
+    await expect(page).toHaveURL(/\/sign-in\?next=%2Fadmin%2Finventory$/);
+    await hydrated(page);
+    await page.getByLabel('API key').fill(cliKey('customer', 'e2e details shopper'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page).toHaveURL(/\/admin\/inventory$/);
+    // A customer's key: 403, with the title still there.
+    const refused = await page.reload();
+    expect(refused?.status()).toBe(403);
+    await expect(page).toHaveTitle('Staff only · Pet Store');
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('Staff only');
+    await context.close();
+  });
+}
+
+test('a failed delivery is marked in the error colour, its event id on one line', async ({ page }) => {
+  const admin = cliKey('admin', 'e2e details webhooks');
+  // Nothing listens on the discard port: every attempt fails at once.
+  const data = { url: 'http://127.0.0.1:9/details', events: ['*'], description: 'Details check' };
+  const made = await page.request.post('/api/v1/webhooks', { headers: { 'X-API-Key': admin }, data });
+  expect(made.status()).toBe(201);
+  const hook = (await made.json()).id;
+  const ping = await page.request.post(`/api/v1/webhooks/${hook}/test`, { headers: { 'X-API-Key': admin } });
+  expect(ping.ok()).toBe(true);
+  await page.setViewportSize(WIDTHS.phone);
+  await signIn(page, admin);
+  const failed = page.locator('tr[data-delivery-id] .badge', { hasText: 'Failed' }).first();
+  await expect(async () => {
+    await page.goto(`/admin/webhooks/${hook}`);
+    await expect(failed).toBeVisible({ timeout: 500 });
+  }).toPass({ timeout: 10_000 });
+  const [badge, error] = await failed.evaluate((badge) => {
+    const probe = document.createElement('span');
+    probe.style.color = 'var(--error-text)';
+    document.body.append(probe);
+    const colours = [getComputedStyle(badge).color, getComputedStyle(probe).color];
+    probe.remove();
+    return colours;
+  });
+  expect(badge).toBe(error);
+  const id = page.locator('tr[data-delivery-id] .event-id').first();
+  await expect(id).toHaveText(/^evt_[0-9a-f]{24}$/);
+  const lines = await id.evaluate((span) => span.getClientRects().length);
+  expect(lines, 'the event id is not broken across lines').toBe(1);
+});
