@@ -190,7 +190,7 @@ pub fn last_event_id(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Places for the storefront's streams (`/live`): a family's or an office's tabs fit
-/// in an address's (a page holds one or two), a /16 or /48 holds an eighth of all, and
+/// in an address's (a page holds one), a /16 or /48 holds an eighth of all, and
 /// when all are taken the network holding most gives way (`slots`).
 pub const LIVE: Budget = Budget { in_all: 2_000, per_address: 16, per_block: 64, per_network: 256, per_key: None };
 

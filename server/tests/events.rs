@@ -599,3 +599,34 @@ async fn poll_page(app: &TestApp, cookie: &str, path: &str, text: &str) -> Strin
     })
     .await
 }
+
+/// What a page whose stream missed events reads again: the stock of the pets it shows,
+/// for anyone (no key), a deleted pet left out; a list that is not ids, or too long,
+/// is refused in the Error shape.
+#[tokio::test]
+async fn a_page_reads_the_stock_it_shows_again() {
+    let app = TestApp::new().await;
+    let fish = app.category("Fish").await;
+    let (nemo, dory) = (app.pet("Nemo", fish, None).await, app.pet("Dory", fish, None).await);
+    app.put(&format!("/api/v1/store/inventory/{nemo}"), json!({ "quantity": 4 })).await;
+    let gone = app.pet("Gone", fish, None).await;
+    assert_eq!(app.delete(&format!("/api/v1/pets/{gone}")).await.status, StatusCode::NO_CONTENT);
+
+    let read = app.call_fn(None, "stock_now", &format!("pets={dory}%2C{nemo}%2C{gone}%2C{nemo}")).await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.text);
+    let stock: Vec<(i64, i64, &str)> = read
+        .body
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|item| {
+            (item["petId"].as_i64().unwrap(), item["quantity"].as_i64().unwrap(), item["status"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(stock, vec![(dory, 1, "available"), (nemo, 4, "available")]);
+
+    let too_many = (1..=101).map(|id| id.to_string()).collect::<Vec<_>>().join("%2C");
+    for form in [format!("pets={too_many}"), "pets=1%2Cx".to_owned(), "pets=-3".to_owned()] {
+        app.call_fn(None, "stock_now", &form).await.assert_field_error("pets");
+    }
+}

@@ -48,6 +48,16 @@ pub async fn pet(id: i64) -> Result<PetCard, AppError> {
     crate::services::pets::card(&call::Call::admit().await?.db, id).await
 }
 
+/// The stock and status of the pets a page shows (`pets`: their ids, comma-separated,
+/// at most 100), read again when its live stream opens after missing events. A pet
+/// since deleted is left out.
+#[server(prefix = "/_app", endpoint = "stock_now")]
+pub async fn stock_now(pets: String) -> Result<Vec<crate::model::InventoryItem>, AppError> {
+    use crate::services::{inventory, validate};
+    let ids = validate::id_list("pets", &pets, inventory::STOCK_READ_MAX)?;
+    inventory::stock_of_pets(&call::Call::admit().await?.db, &ids).await
+}
+
 /// Other pets of `id`'s category a shopper could order instead.
 #[server(prefix = "/_app", endpoint = "more_like")]
 pub async fn more_like(id: i64) -> Result<Vec<PetCard>, AppError> {

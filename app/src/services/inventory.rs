@@ -17,6 +17,22 @@ pub async fn get(db: &Db, pet_id: i64) -> AppResult<InventoryItem> {
     sql::inventory::get(db, pet_id).await?.ok_or_else(|| AppError::not_found("pet", pet_id))
 }
 
+/// The most pets whose stock one page reads again at once (a catalog page shows 12,
+/// a pet page 1 and up to 8 more).
+pub const STOCK_READ_MAX: usize = 100;
+
+/// The stock of each of `pet_ids` that still exists, in their order: one read each,
+/// by primary key.
+pub async fn stock_of_pets(db: &Db, pet_ids: &[i64]) -> AppResult<Vec<InventoryItem>> {
+    let mut items = Vec::with_capacity(pet_ids.len());
+    for &pet_id in pet_ids {
+        if let Some(item) = sql::inventory::get(db, pet_id).await? {
+            items.push(item);
+        }
+    }
+    Ok(items)
+}
+
 /// "set inventory to n", in one transaction with the status it implies.
 pub async fn set(db: &Db, pet_id: i64, update: InventoryUpdate) -> AppResult<InventoryItem> {
     let quantity = validate::stock("quantity", update.quantity)?;

@@ -82,6 +82,23 @@ pub fn id(field: &str, id: i64) -> AppResult<i64> {
     if id > 0 { Ok(id) } else { Err(AppError::validation(field, "must be a positive integer")) }
 }
 
+/// Ids written as `1,2,3`: each positive, at most `max` of them, none twice.
+pub fn id_list(field: &str, raw: &str, max: usize) -> AppResult<Vec<i64>> {
+    let mut ids = Vec::new();
+    for part in raw.split(',').map(str::trim).filter(|part| !part.is_empty()) {
+        let id = part.parse::<i64>().ok().filter(|id| *id > 0);
+        let id =
+            id.ok_or_else(|| AppError::validation(field, "must be ids (positive integers) separated by commas"))?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+        if ids.len() > max {
+            return Err(AppError::validation(field, format!("must name at most {max} pets")));
+        }
+    }
+    Ok(ids)
+}
+
 pub use crate::model::fold;
 
 fn no_control_chars(field: &str, text: &str) -> AppResult<()> {
@@ -176,6 +193,17 @@ fn positive_int(field: &str, raw: &str) -> AppResult<i64> {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+
+    #[test]
+    fn id_lists_are_bounded_and_refuse_what_is_not_an_id() {
+        assert_eq!(id_list("pets", "3, 1,3,,2", 5).unwrap(), vec![3, 1, 2]);
+        assert_eq!(id_list("pets", "", 5).unwrap(), Vec::<i64>::new());
+        for bad in ["1,x", "0", "-2", "1.5", "99999999999999999999"] {
+            assert_eq!(id_list("pets", bad, 5).unwrap_err().code, ErrorCode::ValidationFailed, "{bad}");
+        }
+        let many = (1..=6).map(|id| id.to_string()).collect::<Vec<_>>().join(",");
+        assert!(id_list("pets", &many, 5).unwrap_err().message.contains("at most 5"));
+    }
 
     #[test]
     fn names_are_trimmed_and_counted_in_characters() {

@@ -199,7 +199,8 @@ fn PetDetails(
             <p class="price price-large">{price_text(&currency, card.price)}</p>
             <OrderBox card=card.clone() currency=currency.clone() place quantity form_key=signed_in.clone()
                 note=note.clone() sign_in=sign_in.clone() sign_up=sign_up.clone()/>
-            <dl class="facts">
+            // Its id: what the live stream reads again after missing events (`live`).
+            <dl class="facts" data-pet-id=card.id>
                 <dt>"Category"</dt>
                 <dd>{card.category_name.clone()}</dd>
                 <dt>"Status"</dt>
