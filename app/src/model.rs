@@ -328,6 +328,35 @@ pub struct StatusStock {
     pub units: i64,
 }
 
+/// A pet for sale with this many units or fewer is running low: marked so in the
+/// inventory and listed on the dashboard. (The dashboard's index, migration
+/// `…_sales.sql`, is built for 1 to 2.)
+pub const LOW_STOCK: i64 = 2;
+
+/// What the shop sold and what it has to do, for the dashboard's first panel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sales {
+    /// The totals of the orders placed since midnight (UTC), less those cancelled.
+    pub revenue_today: i64,
+    /// The same since Monday's midnight (UTC).
+    pub revenue_this_week: i64,
+    /// Orders neither completed nor cancelled: to fulfil.
+    pub open_orders: i64,
+    /// Pets for sale running low, fewest first, then newest (at most [`LOW_STOCK_LISTED`]).
+    pub low_stock: Vec<LowStockPet>,
+}
+
+/// The most pets running low the dashboard lists (the inventory has them all).
+pub const LOW_STOCK_LISTED: i64 = 10;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct LowStockPet {
+    pub id: i64,
+    pub name: String,
+    pub quantity: i64,
+}
+
 /// How the scheduled snapshots of a SQLite store stand, for the dashboard
 /// (`services::backups::status`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

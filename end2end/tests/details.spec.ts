@@ -1,9 +1,10 @@
-import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, signIn, stockedPet, test } from './helpers';
+import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, shoot, signIn, stockedPet, test, unique } from './helpers';
 
 // The smaller things shoppers and staff noticed (issue 50, point 13): the paw in the
 // header takes the brand's colour in both themes, a pet's id reads as a number, a
 // console page refused to a visitor still has a title and a way back, and a failed
-// webhook delivery looks failed.
+// webhook delivery looks failed. And the dashboard leads with what an owner looks for
+// (point 10).
 
 test.beforeEach(async ({ page }) => failOnPageErrors(page));
 
@@ -46,6 +47,51 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     expect(refused?.status()).toBe(403);
     await expect(page).toHaveTitle('Staff only · Pet Store');
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('Staff only');
+    await context.close();
+  });
+}
+
+/** An amount as the store writes it ("€1,234.50"), as a number. */
+function amount(text: string | null): number {
+  return Number((text ?? '').replace(/[^0-9.]/g, ''));
+}
+
+for (const [width, size] of Object.entries(WIDTHS)) {
+  test(`the dashboard leads with revenue, open orders and pets running low (${width})`, async ({ browser }) => {
+    const context = await browser.newContext({ viewport: size });
+    const page = await context.newPage();
+    failOnPageErrors(page);
+    const admin = cliKey('admin', 'e2e dashboard admin');
+    const headers = { 'X-API-Key': admin };
+    const name = unique('Sales fish');
+    const pet = await stockedPet(page, admin, name, 3);
+    const { categoryId } = await (await page.request.get(`/api/v1/pets/${pet}`, { headers })).json();
+    const priced = await page.request.put(`/api/v1/pets/${pet}`, { headers, data: { name, categoryId, price: 1234 } });
+    expect(priced.status()).toBe(200);
+    await signIn(page, admin);
+    await page.goto('/admin');
+    const sales = page.getByRole('region', { name: 'Sales' });
+    const revenue = sales.locator('dt', { hasText: 'Revenue today' }).locator('xpath=following-sibling::dd[1]');
+    const before = amount(await revenue.textContent());
+    const open = sales.getByRole('link', { name: /^\d+ →$/ });
+    const openBefore = amount(await open.textContent());
+    await expect(sales.getByRole('link', { name })).toHaveCount(0);
+
+    const shopper = { 'X-API-Key': cliKey('customer', 'e2e dashboard shopper') };
+    const ordered = await page.request.post('/api/v1/store/orders', { headers: shopper, data: { petId: pet, quantity: 2 } });
+    expect(ordered.status()).toBe(201);
+    await page.reload();
+    expect(amount(await revenue.textContent())).toBeCloseTo(before + 24.68, 2);
+    expect(amount(await open.textContent())).toBe(openBefore + 1);
+    // One left: the newest of the fewest, so at the top of the list.
+    await expect(sales.locator('.low-stock-list li').first()).toContainText(`${name} 1 left`);
+    await shoot(page, `dashboard-sales-${width}`);
+    await sales.getByRole('link', { name }).click();
+    await expect(page).toHaveURL(new RegExp(`/admin/pets/${pet}$`));
+    await page.goBack();
+    await open.click();
+    await expect(page).toHaveURL(/\/admin\/orders\?state=open$/);
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('All orders');
     await context.close();
   });
 }

@@ -291,3 +291,63 @@ async fn the_dashboard_says_when_the_last_backup_was_taken_and_warns_when_it_is_
     );
     assert!(page.contains("role=\"alert\""), "{page}");
 }
+
+/// The dashboard's first panel: revenue today and this week (UTC, from Monday; a
+/// cancelled order's total taken back out), the open orders and the pets for sale
+/// running low, from the running totals and the low-stock index of both engines.
+#[tokio::test]
+async fn the_dashboard_shows_revenue_open_orders_and_pets_running_low() {
+    use common::T0;
+    let app = TestApp::new().await;
+    let dogs = app.category("Dogs").await;
+    let priced = |name: &str, price: i64| serde_json::json!({ "name": name, "categoryId": dogs, "price": price });
+    let rex = app.post("/api/v1/pets", priced("Rex", 1_250)).await.body["id"].as_i64().unwrap();
+    app.put(&format!("/api/v1/store/inventory/{rex}"), serde_json::json!({ "quantity": 10 })).await;
+    let tiny = app.pet("Tiny", dogs, None).await;
+    app.put(&format!("/api/v1/store/inventory/{tiny}"), serde_json::json!({ "quantity": 2 })).await;
+    // Held back: pending, so not for sale however few it has.
+    let held = app.pet("Held", dogs, None).await;
+    let held_back = serde_json::json!({ "name": "Held", "categoryId": dogs, "status": "pending" });
+    assert_eq!(app.put(&format!("/api/v1/pets/{held}"), held_back).await.status, StatusCode::OK);
+    assert_eq!(app.stock(held).await, (1, "pending".to_owned()));
+    let (_, shopper) = app.key(Role::Customer, Plan::Pro, None).await;
+    let order = async |quantity: i64| {
+        let body = serde_json::json!({ "petId": rex, "quantity": quantity });
+        let placed = app.request_as(Some(&shopper), Method::POST, "/api/v1/store/orders", Some(body)).await;
+        assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.text);
+        placed.body["id"].as_i64().unwrap()
+    };
+    // T0 is Monday 10:00 UTC. Sunday night's order is last week's.
+    app.set_time(T0 - 11 * 3600);
+    order(3).await;
+    app.set_time(T0);
+    order(2).await;
+    let cancelled = order(1).await;
+    let gone = app.request_as(Some(&shopper), Method::DELETE, &format!("/api/v1/store/orders/{cancelled}"), None).await;
+    assert_eq!(gone.status, StatusCode::NO_CONTENT, "{}", gone.text);
+
+    let (_, staff) = session(&app, Role::Admin).await;
+    let sales = async || app.call_fn(Some(&staff), "staff_dashboard", "").await.body["sales"].clone();
+    let now = sales().await;
+    assert_eq!((now["revenue_today"].as_i64(), now["revenue_this_week"].as_i64()), (Some(2_500), Some(2_500)), "{now}");
+    assert_eq!(now["open_orders"], 2, "Sunday's and today's, not the cancelled one: {now}");
+    let low: Vec<(i64, i64)> = now["low_stock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pet| (pet["id"].as_i64().unwrap(), pet["quantity"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(low, vec![(tiny, 2)], "not Rex (4 left), not the pending one: {now}");
+    let page = dashboard_page(&app, &staff).await;
+    assert!(page.contains("Revenue today") && page.contains("€25.00"), "{page}");
+    assert!(page.contains(&format!("href=\"/admin/pets/{tiny}\"")), "{page}");
+
+    // Wednesday: nothing yet today, the week's still there.
+    app.set_time(T0 + 2 * 86_400);
+    let later = sales().await;
+    assert_eq!(
+        (later["revenue_today"].as_i64(), later["revenue_this_week"].as_i64()),
+        (Some(0), Some(2_500)),
+        "{later}"
+    );
+}

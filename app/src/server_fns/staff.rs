@@ -25,6 +25,8 @@ pub struct KeyUsage {
 /// What the dashboard draws.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Dashboard {
+    /// Revenue, open orders and pets running low: what an owner looks for first.
+    pub sales: crate::model::Sales,
     pub stock: Vec<StatusStock>,
     /// Orders placed in each UTC hour of today (24 counts).
     pub orders_per_hour: Vec<i64>,
@@ -90,6 +92,7 @@ pub async fn load_dashboard() -> Result<Dashboard, AppError> {
         }
     }
     Ok(Dashboard {
+        sales: dashboard::sales(db, now).await?,
         stock: dashboard::stock_by_status(db).await?,
         orders_per_hour: dashboard::orders_per_hour_today(db, now).await?,
         hour_now: u32::try_from(now.rem_euclid(86_400) / 3_600).unwrap_or(0),

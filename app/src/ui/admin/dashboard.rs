@@ -1,4 +1,5 @@
-//! The dashboard: how the scheduled backups stand, stock by status, orders per hour
+//! The dashboard: first what an owner looks for (revenue today and this week, the open
+//! orders to fulfil, the pets running low), then how the scheduled backups stand, stock by status, orders per hour
 //! today, and API requests per minute over the last hour, for the whole API and the
 //! busiest keys.
 
@@ -8,7 +9,7 @@ use crate::ui::data;
 use crate::ui::widgets::PageTitle;
 
 use super::charts::{Bar, BarChart, LineChart};
-use crate::model::{BackupStatus, TrafficSeries};
+use crate::model::{BackupStatus, Sales, TrafficSeries};
 use crate::server_fns::load_dashboard;
 use crate::ui::widgets::ErrorNotice;
 
@@ -52,6 +53,7 @@ pub fn DashboardPage() -> impl IntoView {
                     })
                     .collect();
                 view! {
+                    <SalesPanel sales=figures.sales/>
                     <BackupNote status=figures.backups/>
                     <div class="dashboard">
                         <figure class="panel">
@@ -73,6 +75,45 @@ pub fn DashboardPage() -> impl IntoView {
                 .into_any()
             })}
         </Suspense>
+    }
+}
+
+/// Revenue, orders to fulfil and pets running low, each leading to where it is dealt with.
+#[component]
+fn SalesPanel(sales: Sales) -> impl IntoView {
+    let currency = crate::ui::widgets::store_currency();
+    let open = sales.open_orders;
+    let low = if sales.low_stock.is_empty() {
+        view! { <p class="meta">"No pet for sale is running low."</p> }.into_any()
+    } else {
+        view! {
+            <ul class="low-stock-list">
+                {sales.low_stock.into_iter().map(|pet| view! {
+                    <li>
+                        <a href=format!("/admin/pets/{}", pet.id)>{pet.name}</a>
+                        " "<span class="badge badge-low">{format!("{} left", pet.quantity)}</span>
+                    </li>
+                }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
+    view! {
+        <section class="panel sales" aria-labelledby="sales-title">
+            <h2 id="sales-title">"Sales"</h2>
+            <dl class="sales-figures">
+                <div><dt>"Revenue today"</dt><dd>{currency.format(sales.revenue_today)}</dd></div>
+                <div><dt>"This week (since Monday)"</dt><dd>{currency.format(sales.revenue_this_week)}</dd></div>
+                <div>
+                    <dt>"Open orders to fulfil"</dt>
+                    <dd><a href="/admin/orders?state=open">{format!("{open} →")}</a></dd>
+                </div>
+            </dl>
+            <p class="meta">"Days are in UTC; cancelled orders are not counted."</p>
+            <h3>"Running low"</h3>
+            {low}
+            <p><a href="/admin/inventory">"All stock →"</a></p>
+        </section>
     }
 }
 

@@ -6,14 +6,11 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use super::FormOutcome;
-use crate::model::{PetCard, PetStatus};
+use crate::model::{LOW_STOCK, PetCard, PetStatus};
 use crate::server_fns::{SetStock, inventory};
 use crate::ui::data;
 use crate::ui::note::{Done, Note, from_flash};
 use crate::ui::widgets::{ErrorNotice, PageTitle, StatusBadge, query_string};
-
-/// Stock at or under this, for a pet still for sale, is highlighted.
-pub const LOW_STOCK: i64 = 2;
 
 #[component]
 pub fn InventoryConsole() -> impl IntoView {
