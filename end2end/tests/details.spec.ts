@@ -1,4 +1,4 @@
-import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, shoot, signIn, stockedPet, test, unique } from './helpers';
+import { WIDTHS, cliKey, colourAndVariable, expect, failOnPageErrors, hydrated, shoot, signIn, stockedPet, test, unique } from './helpers';
 
 // The smaller things shoppers and staff noticed (issue 50, point 13): the paw in the
 // header takes the brand's colour in both themes, a pet's id reads as a number, a
@@ -112,14 +112,7 @@ test('a failed delivery is marked in the error colour, its event id on one line'
     await page.goto(`/admin/webhooks/${hook}`);
     await expect(failed).toBeVisible({ timeout: 500 });
   }).toPass({ timeout: 10_000 });
-  const [badge, error] = await failed.evaluate((badge) => {
-    const probe = document.createElement('span');
-    probe.style.color = 'var(--error-text)';
-    document.body.append(probe);
-    const colours = [getComputedStyle(badge).color, getComputedStyle(probe).color];
-    probe.remove();
-    return colours;
-  });
+  const [badge, error] = await colourAndVariable(failed, '--error-text');
   expect(badge).toBe(error);
   const id = page.locator('tr[data-delivery-id] .event-id').first();
   await expect(id).toHaveText(/^evt_[0-9a-f]{24}$/);

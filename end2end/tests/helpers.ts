@@ -1,4 +1,4 @@
-import { test as base, Browser, expect, Page, Response } from '@playwright/test';
+import { test as base, Browser, expect, Locator, Page, Response } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
@@ -152,4 +152,17 @@ export async function openMenu(page: Page) {
     await toggle.click();
     await expect(toggle).toHaveAttribute('aria-expanded', 'true');
   }
+}
+
+/** The text colour of `element` beside the colour the stylesheet's `variable` (such as
+ *  `--error-text`) names, both as the browser computes them, for comparing. */
+export async function colourAndVariable(element: Locator, variable: string): Promise<[string, string]> {
+  return element.evaluate((drawn, name) => {
+    const probe = document.createElement('span');
+    probe.style.color = `var(${name})`;
+    document.body.append(probe);
+    const colours: [string, string] = [getComputedStyle(drawn).color, getComputedStyle(probe).color];
+    probe.remove();
+    return colours;
+  }, variable);
 }

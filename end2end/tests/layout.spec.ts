@@ -1,5 +1,5 @@
 import { Page } from '@playwright/test';
-import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, shoot, signIn, stockedPet, test } from './helpers';
+import { WIDTHS, cliKey, colourAndVariable, expect, failOnPageErrors, hydrated, shoot, signIn, stockedPet, test } from './helpers';
 
 // The console's and the order list's layout, as drawn: tables whose rows line up, and
 // no page wider than a phone's screen.
@@ -125,14 +125,7 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     const input = await page.locator('input[type="file"]').boundingBox();
     expect(input!.width * input!.height, 'the file input is not drawn as a second picker').toBeLessThanOrEqual(1);
     await expect(page.getByText('choose a file')).toBeVisible();
-    const [danger, deleteColour] = await page.locator('.panel.danger summary').evaluate((summary) => {
-      const probe = document.createElement('span');
-      probe.style.color = 'var(--error-text)';
-      document.body.append(probe);
-      const colours = [getComputedStyle(probe).color, getComputedStyle(summary).color];
-      probe.remove();
-      return colours;
-    });
+    const [deleteColour, danger] = await colourAndVariable(page.locator('.panel.danger summary'), '--error-text');
     expect(deleteColour, 'the Delete button is drawn in the error colour').toBe(danger);
     // Inventory: the stock field and its button stand apart; a held-back pending pet
     // is not "Low", one that ran out is "Out".
