@@ -22,6 +22,9 @@ static MIGRATOR: sqlx::migrate::Migrator =
 /// starting at the same time wait ("migr").
 const MIGRATE_LOCK: i64 = 0x6d69_6772;
 
+/// How often a server starting while another migrates asks for the migration lock.
+const MIGRATE_LOCK_POLL: Duration = Duration::from_millis(100);
+
 /// How long a migration's statement waits for a table's lock before the migration
 /// fails (and the server does not start). Without it, a migration queued behind a
 /// long transaction holds every request queued behind its own lock meanwhile: on a
@@ -65,13 +68,23 @@ pub async fn connect(url: &str, durability: Durability) -> Result<Pool, sqlx::Er
 }
 
 /// Applies the pending migrations on a session of their own: it waits as long as it
-/// takes for the migration lock (another server migrating), then gives each statement
+/// takes for the migration lock (another server migrating; asked for every 100 ms), then gives each statement
 /// [`MIGRATION_LOCK_TIMEOUT`] to get its tables' locks. Closing the session frees the
 /// lock, also when a migration fails.
 async fn migrate(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
     let mut conn = sqlx::PgConnection::connect_with(options).await?;
     let migrated = async {
-        sqlx::query("SELECT pg_advisory_lock($1)").bind(MIGRATE_LOCK).execute(&mut conn).await?;
+        // Asked again and again rather than waited for in one statement: a statement
+        // that waits holds a snapshot, and a migration building an index CONCURRENTLY
+        // waits for every older snapshot to end, the waiting servers' too (a deadlock
+        // PostgreSQL would end by failing one of them).
+        while !sqlx::query_scalar::<_, bool>("SELECT pg_try_advisory_lock($1)")
+            .bind(MIGRATE_LOCK)
+            .fetch_one(&mut conn)
+            .await?
+        {
+            tokio::time::sleep(MIGRATE_LOCK_POLL).await;
+        }
         sqlx::query(sqlx::AssertSqlSafe(format!("SET lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")))
             .execute(&mut conn)
             .await?;
