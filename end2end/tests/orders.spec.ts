@@ -54,7 +54,7 @@ test('stock that ran out is a clear error; cancelled orders give their stock bac
   await signIn(page, key);
   // Misty (Cats) has 5 units. The order through the API below must come after the
   // page's streams have started (`liveStreams`).
-  const streaming = liveStreams(page, 2, /^\/pets\/\d+$/);
+  const streaming = liveStreams(page, 1, /^\/pets\/\d+$/);
   await petPage(page, 'Misty');
   await streaming;
   await page.getByLabel('Quantity').fill('2');

@@ -92,7 +92,7 @@ test('staff upload, replace and remove a photo, and edit the description and pri
 
   // A file that is not what it says is refused, in words, and the photo stays.
   await page.getByLabel(/choose a file/).setInputFiles({ name: 'fake.png', mimeType: 'image/png', buffer: Buffer.from('not a picture') });
-  await expect(page.locator('.photo-actions .form-error')).toHaveText('The body is not a PNG image.');
+  await expect(page.locator('.photo-actions .form-error')).toHaveText('That photo cannot be used: the file is not a PNG image.');
   const after = await (await page.request.get(`/api/v1/pets?ids=${pet}`, { headers: { 'X-API-Key': admin } })).json();
   expect(after[0].photoUrls).toEqual(replaced[0].photoUrls);
 
