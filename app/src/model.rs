@@ -439,10 +439,21 @@ impl PetSort {
 pub struct PetFilter {
     pub status: Option<PetStatus>,
     pub category_id: Option<i64>,
-    /// Case-insensitive "name contains".
+    /// Case-insensitive "name contains" (the REST API's `q`).
     pub q: Option<String>,
+    /// Case-insensitive "name, category or description contains": the storefront's
+    /// search box, which shoppers type a kind of pet or a word of its story into.
+    pub text: Option<String>,
     /// At most 100 ids.
     pub ids: Option<Vec<i64>>,
+}
+
+impl PetFilter {
+    /// This filter with its search widened from names to names, categories and
+    /// descriptions: what the storefront's `?q=` means.
+    pub fn searching_everywhere(self) -> PetFilter {
+        PetFilter { text: self.q, q: None, ..self }
+    }
 }
 
 /// One page of a listing; `next_cursor` is set when there is more.

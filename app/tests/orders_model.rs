@@ -337,7 +337,7 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     // which only a SQLite store has: PostgreSQL is backed up with its own tools.)
     let sqlite_tables: Vec<String> = app::on_pool!(source, |pool| {
         sqlx::query_scalar(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'pet_names%'
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'pet_text%'
            AND name NOT IN ('_sqlx_migrations', 'catalog_version', 'write_probe', 'webhook_fanout',
                             'category_pets', 'status_stock', 'order_hours', 'backup_schedule') ORDER BY name"
     )

@@ -17,7 +17,7 @@ test('the catalog lists the demo pets with category, status and stock', async ({
   await expect(page.locator('.cards .card')).toHaveCount(1);
 });
 
-test('filters work as a plain form, without JavaScript', async ({ browser }) => {
+test('filters and the search work as a plain form, without JavaScript', async ({ browser }) => {
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto('/');
@@ -29,8 +29,20 @@ test('filters work as a plain form, without JavaScript', async ({ browser }) => 
   await expect(cards.filter({ hasText: 'Luna' })).toHaveCount(1);
   await expect(cards.filter({ hasText: 'Kiwi' })).toHaveCount(1);
 
+  // The search box looks in names, categories and descriptions, whatever the case.
+  await page.goto('/');
+  await page.getByLabel('Search').fill('FISH');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/q=FISH/);
+  await expect(page.locator('.cards .card h2')).toHaveText(['Nemo', 'Bubbles']);
+  await expect(page.getByLabel('Search')).toHaveValue('FISH');
+  await page.goto('/?q=orange');
+  await expect(page.locator('.cards .card h2')).toHaveText(['Whiskers', 'Nemo']);
+  await page.goto('/?q=cat');
+  await expect(page.locator('.cards .card h2')).toHaveText(['Whiskers', 'Misty', 'Shadow']);
+  // Shorter than three characters: a scan, the same rule ("shorthair", "sheet", "Fish").
   await page.goto('/?q=sh');
-  await expect(page.locator('.cards .card h2')).toHaveText(['Shadow', 'Shelly']);
+  await expect(page.locator('.cards .card h2')).toHaveText(['Misty', 'Shadow', 'Tweety', 'Nemo', 'Bubbles', 'Shelly']);
   await context.close();
 });
 

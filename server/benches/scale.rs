@@ -36,9 +36,25 @@ const NAMES: [&str; 20] = [
     "Oscar", "Ruby", "Teddy", "Ziggy", "Pepper", "Ginger", "Shadow",
 ];
 
+/// Ten words and ten likings, a description to a pet: `A calm companion who likes
+/// games.` (none holds "bel", so the catalog's search for it finds names alone).
+const WORDS: [&str; 10] = ["calm", "playful", "curious", "gentle", "lively", "shy", "clever", "loyal", "cheeky", "sleepy"];
+const LIKINGS: [&str; 10] = [
+    "long walks",
+    "the sofa",
+    "a warm rock",
+    "morning sun",
+    "company",
+    "quiet evenings",
+    "games",
+    "the garden",
+    "a good brush",
+    "new toys",
+];
+
 /// What is measured at each size: a name and a path (with `{category}` and `{page500}`
 /// filled in), and who asks: an API key, or a staff member's browser session.
-const ROWS: [(&str, &str, Who); 11] = [
+const ROWS: [(&str, &str, Who); 13] = [
     ("GET /pets, first page", "/api/v1/pets?limit=20", Who::Key),
     ("GET /pets?status=sold", "/api/v1/pets?status=sold&limit=20", Who::Key),
     ("GET /pets?categoryId=…", "/api/v1/pets?categoryId={category}&limit=20", Who::Key),
@@ -48,6 +64,8 @@ const ROWS: [(&str, &str, Who); 11] = [
     ("GET /store/inventory", "/api/v1/store/inventory?limit=20", Who::Key),
     ("GET /store/orders (staff, all)", "/api/v1/store/orders?limit=20", Who::Key),
     ("catalog page /?q=bel", "/?q=bel", Who::Visitor),
+    ("catalog page /?q=warm rock (descriptions)", "/?q=warm%20rock", Who::Visitor),
+    ("catalog page /?q=zzq (absent)", "/?q=zzq", Who::Visitor),
     ("categories page /categories", "/categories", Who::Visitor),
     ("staff dashboard /admin", "/admin", Who::Staff),
 ];
@@ -203,12 +221,13 @@ async fn run(bin: &Path, site_root: &Path, db: &Path, pets: u64, seconds: u64) -
 }
 
 /// The catalog and the orders, made inside SQLite: 200 categories, `pets` pets (two
-/// names and a number, a status and a price each, 5 in stock) and `pets` orders over
+/// names and a number, a description, a status and a price each, 5 in stock) and `pets` orders over
 /// the last 12 days, half of them complete, placed by the scale key.
 async fn seed(db: &Path, pets: u64) {
     let options = SqliteConnectOptions::new().filename(db).pragma("synchronous", "OFF").pragma("journal_mode", "WAL");
     let mut conn = options.connect().await.expect("the seeded file opens");
-    let names = NAMES.iter().enumerate().map(|(k, name)| format!("({k}, '{name}')")).collect::<Vec<_>>().join(", ");
+    let table = |words: &[&str]| words.iter().enumerate().map(|(k, word)| format!("({k}, '{word}')")).collect::<Vec<_>>().join(", ");
+    let (names, words, likings) = (table(&NAMES), table(&WORDS), table(&LIKINGS));
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let statements = [
         "BEGIN".to_owned(),
@@ -219,13 +238,15 @@ async fn seed(db: &Path, pets: u64) {
         ),
         format!(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {pets}),
-             w(k, name) AS (VALUES {names})
-             INSERT INTO pets (name, name_key, category_id, status, price)
+             w(k, name) AS (VALUES {names}), d(k, word) AS (VALUES {words}), l(k, liking) AS (VALUES {likings})
+             INSERT INTO pets (name, name_key, category_id, status, price, description)
              SELECT a.name || ' ' || b.name || ' ' || n.i, lower(a.name || ' ' || b.name || ' ' || n.i),
                     1 + (n.i * 7919) % {CATEGORIES},
                     CASE n.i % 3 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' ELSE 'sold' END,
-                    100 * (10 + (n.i * 37) % 900)
-             FROM n JOIN w a ON a.k = (n.i * 13) % 20 JOIN w b ON b.k = (n.i / 20 * 7) % 20"
+                    100 * (10 + (n.i * 37) % 900),
+                    'A ' || d.word || ' companion who likes ' || l.liking || '.'
+             FROM n JOIN w a ON a.k = (n.i * 13) % 20 JOIN w b ON b.k = (n.i / 20 * 7) % 20
+                    JOIN d ON d.k = (n.i * 3) % 10 JOIN l ON l.k = (n.i / 10) % 10"
         ),
         "INSERT INTO inventory (pet_id, quantity) SELECT id, 5 FROM pets".to_owned(),
         format!(

@@ -365,3 +365,36 @@ async fn with_a_public_url_location_link_and_servers_are_absolute() {
     assert!(created.header("location").unwrap().starts_with("/api/v1/pets/"));
     assert_eq!(app.get("/api/v1/openapi.json").await.body["servers"][0]["url"], "/api/v1");
 }
+
+#[tokio::test]
+async fn the_storefront_searches_categories_and_descriptions_and_the_api_names_only() {
+    let app = TestApp::new().await;
+    let cats = app.category("Cats").await;
+    let birds = app.category("Birds").await;
+    let whiskers = app.pet("Whiskers", cats, None).await;
+    let tweety = app
+        .post("/api/v1/pets", json!({ "name": "Tweety", "categoryId": birds, "description": "Not a CAT person." }))
+        .await
+        .body["id"]
+        .as_i64()
+        .unwrap();
+    let catalina = app.pet("Catalina", birds, None).await;
+    app.pet("Polly", birds, None).await;
+
+    // The catalog's server function: name, category or description.
+    let reply = app.call_fn(None, "catalog", "q=Cat").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let found: Vec<i64> = reply.body["items"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    assert_eq!(found, vec![whiskers, tweety, catalina]);
+    // The page drawn on the server, without JavaScript, is the same search.
+    let page = app.get("/?q=cat").await;
+    assert_eq!(page.status, StatusCode::OK);
+    for name in ["Whiskers", "Tweety", "Catalina"] {
+        assert!(page.text.contains(&format!(">{name}<")), "{name} on the page");
+    }
+    assert!(!page.text.contains(">Polly<"));
+    // The REST API's `q`: names only, as the contract says.
+    let listed = app.get("/api/v1/pets?q=Cat").await;
+    let ids: Vec<i64> = listed.body.as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, vec![catalina]);
+}

@@ -202,11 +202,12 @@ fn json_bytes(_: &i64, json: &axum::body::Bytes) -> u32 {
     u32::try_from(std::mem::size_of::<(i64, u64, axum::body::Bytes)>() + json.len()).unwrap_or(u32::MAX)
 }
 
-/// About the memory a page's key takes: the entry's fixed part, the search text and
+/// About the memory a page's key takes: the entry's fixed part, the search texts and
 /// the ids (up to 100). An empty page weighs this much too.
 fn page_key_bytes((filter, _, _): &CardsKey) -> usize {
     std::mem::size_of::<(CardsKey, u64)>()
         + filter.q.as_ref().map_or(0, String::len)
+        + filter.text.as_ref().map_or(0, String::len)
         + filter.ids.as_ref().map_or(0, |ids| ids.len() * std::mem::size_of::<i64>())
 }
 

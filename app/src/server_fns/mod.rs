@@ -25,8 +25,9 @@ pub(crate) mod call;
 pub mod flash;
 
 /// One page of the catalog. The arguments are the page's raw query values, so a bad
-/// one gets the same 422 message as on the REST API; `sort` is one of `PetSort`'s names
-/// (none: the order pets were added in).
+/// one gets the same 422 message as on the REST API; `q` searches names, categories and
+/// descriptions (the REST API's, names only); `sort` is one of `PetSort`'s names (none:
+/// the order pets were added in).
 #[server(prefix = "/_app", endpoint = "catalog")]
 pub async fn catalog(
     status: Option<String>,
@@ -37,7 +38,7 @@ pub async fn catalog(
 ) -> Result<Page<PetCard>, AppError> {
     use crate::model::PetSort;
     use crate::services::{pets, validate};
-    let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?;
+    let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?.searching_everywhere();
     let sort = PetSort::parse(sort.as_deref())
         .ok_or_else(|| AppError::validation("sort", "must be one of name, price, newest"))?;
     pets::browse(&call::Call::admit().await?.db, &filter, sort, CATALOG_PAGE_SIZE, cursor.as_deref()).await

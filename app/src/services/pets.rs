@@ -38,12 +38,13 @@ pub async fn browse(
 
 /// The key of a page of `limit` cards from `from` on.
 fn cards_key(filter: &PetFilter, from: Keyset, limit: u32) -> CardsKey {
-    (PetFilter { q: filter.q.as_deref().map(validate::fold), ..filter.clone() }, from, limit)
+    let q = filter.q.as_deref().map(validate::fold);
+    (PetFilter { q, text: filter.text.as_deref().map(validate::fold), ..filter.clone() }, from, limit)
 }
 
 /// `limit` cards from `from` on, and one more when there is one, from the database.
 async fn query_cards(db: &Db, (filter, from, limit): CardsKey) -> AppResult<Vec<PetCard>> {
-    sql::pets::cards(db, &filter, filter.q.as_deref(), &from, i64::from(limit) + 1).await
+    sql::pets::cards(db, &filter, &from, i64::from(limit) + 1).await
 }
 
 /// `limit` cards from `from` on, and one more when there is one (kept).
@@ -196,7 +197,7 @@ fn missing_category(category_id: i64) -> AppError {
 #[cfg(test)]
 mod tests {
     use crate::db::Db;
-    use crate::model::{NewCategory, NewPet, PetFilter, PetStatus};
+    use crate::model::{Field, NewCategory, NewPet, PetFilter, PetStatus};
     use crate::services::paging::PageRequest;
     use crate::services::{categories, pets};
 
@@ -268,11 +269,20 @@ mod tests {
 
     /// The names the service finds for `q`, following every page of `limit`.
     async fn found(db: &Db, q: &str, limit: u32) -> Vec<String> {
+        found_by(db, &PetFilter { q: Some(q.to_owned()), ..PetFilter::default() }, limit).await
+    }
+
+    /// The names the storefront's search finds for `text`, in pages of 2.
+    async fn found_everywhere(db: &Db, text: &str) -> Vec<String> {
+        found_by(db, &PetFilter { text: Some(text.to_owned()), ..PetFilter::default() }, 2).await
+    }
+
+    /// The names the service lists for `filter`, following every page of `limit`.
+    async fn found_by(db: &Db, filter: &PetFilter, limit: u32) -> Vec<String> {
         let mut names = Vec::new();
         let mut page = PageRequest { limit, after: 0 };
         loop {
-            let filter = PetFilter { q: Some(q.to_owned()), ..PetFilter::default() };
-            let listed = pets::list(db, &filter, page).await.unwrap();
+            let listed = pets::list(db, filter, page).await.unwrap();
             names.extend(listed.items.into_iter().map(|pet| pet.name));
             match listed.next_cursor {
                 Some(cursor) => page = PageRequest::parse(Some(&limit.to_string()), Some(&cursor)).unwrap(),
@@ -331,5 +341,63 @@ mod tests {
         assert_eq!(found(&db, "fid", 10).await, ["Fido"]);
         pets::delete(&db, id).await.unwrap();
         assert!(found(&db, "fid", 10).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_storefront_search_looks_in_names_categories_and_descriptions() {
+        let (_dir, db) = store().await;
+        let category = |name: &str| NewCategory { name: name.into(), description: None };
+        let cats = categories::create(&db, category("Cats")).await.unwrap();
+        let birds = categories::create(&db, category("Birds")).await.unwrap();
+        let mut ids = Vec::new();
+        for (name, category_id, description) in [
+            ("Whiskers", cats.id, Some("An orange tabby")),
+            ("Tweety", birds.id, Some("A canary who sings; not a Cat person")),
+            ("Catalina", birds.id, None),
+            ("Polly", birds.id, Some("Talks, and sings at dawn")),
+        ] {
+            let description = description.map_or(Field::Keep, |text| Field::Set(text.to_owned()));
+            let new = NewPet { name: name.into(), category_id, description, ..Default::default() };
+            ids.push(pets::create(&db, new).await.unwrap().id);
+        }
+        // By category (Whiskers), description (Tweety) or name (Catalina), whatever the
+        // case, in id order over pages; the REST API's `q` still means names.
+        assert_eq!(found_everywhere(&db, "CAT").await, ["Whiskers", "Tweety", "Catalina"]);
+        assert_eq!(found(&db, "cat", 10).await, ["Catalina"]);
+        assert_eq!(found_everywhere(&db, "sings").await, ["Tweety", "Polly"]);
+        assert_eq!(found_everywhere(&db, "sings at").await, ["Polly"], "the words as typed, in order");
+        assert!(found_everywhere(&db, "zebra").await.is_empty());
+        // Shorter than a trigram: a scan, the same rule.
+        assert_eq!(found_everywhere(&db, "ca").await, ["Whiskers", "Tweety", "Catalina"]);
+        // Both searches and the other filters narrow one another.
+        let both = PetFilter { q: Some("ly".into()), text: Some("dawn".into()), ..PetFilter::default() };
+        assert_eq!(found_by(&db, &both, 10).await, ["Polly"]);
+        let birds_only = PetFilter { text: Some("cat".into()), category_id: Some(birds.id), ..PetFilter::default() };
+        assert_eq!(found_by(&db, &birds_only, 10).await, ["Tweety", "Catalina"]);
+
+        // Every write keeps the index in step: a category renamed, a description
+        // changed, a pet moved to another category, a pet deleted.
+        categories::replace(&db, birds.id, category("Parrots")).await.unwrap();
+        assert!(found_everywhere(&db, "bird").await.is_empty());
+        assert_eq!(found_everywhere(&db, "parrot").await, ["Tweety", "Catalina", "Polly"]);
+        let quiet = |category_id| NewPet {
+            name: "Tweety".into(),
+            category_id,
+            description: Field::Set("Sings at dawn".into()),
+            ..Default::default()
+        };
+        pets::replace(&db, ids[1], quiet(birds.id)).await.unwrap();
+        assert_eq!(found_everywhere(&db, "cat").await, ["Whiskers", "Catalina"]);
+        pets::replace(&db, ids[1], quiet(cats.id)).await.unwrap();
+        assert_eq!(found_everywhere(&db, "cats").await, ["Whiskers", "Tweety"]);
+        pets::delete(&db, ids[0]).await.unwrap();
+        assert_eq!(found_everywhere(&db, "cats").await, ["Tweety"]);
+        if let Some(pool) = db.sqlite_pool() {
+            // FTS5 checks its index against the rows it was made from.
+            sqlx::query("INSERT INTO pet_text (pet_text, rank) VALUES ('integrity-check', 1)")
+                .execute(pool)
+                .await
+                .expect("the search index matches the pets");
+        }
     }
 }

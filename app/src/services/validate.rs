@@ -137,7 +137,7 @@ pub fn pet_filter(
             Some(ids)
         }
     };
-    Ok(PetFilter { status, category_id, q, ids })
+    Ok(PetFilter { status, category_id, q, text: None, ids })
 }
 
 /// Reads the raw query values of an order listing.

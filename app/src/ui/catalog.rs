@@ -1,5 +1,5 @@
 //! The catalog: pet cards (photo, name, price, a line of description) with filters
-//! (category, status, name search), a sort and paging.
+//! (category, status, a search of names, categories and descriptions), a sort and paging.
 //!
 //! The filters are a plain GET form, so the page works without JavaScript; once the
 //! WASM runs, a choice made with the pointer applies at once, and one made by keyboard
@@ -258,8 +258,8 @@ fn Filters(categories: Vec<CategorySummary>, query: CatalogQuery) -> impl IntoVi
                 </select>
             </label>
             <label class="search">
-                "Name"
-                <input type="search" name="q" placeholder="Search by name" maxlength="100"
+                "Search"
+                <input type="search" name="q" placeholder="Name, kind or a word about it" maxlength="100"
                     value=query.q.clone().unwrap_or_default()/>
             </label>
             <button type="submit">"Apply"</button>

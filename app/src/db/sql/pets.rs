@@ -16,13 +16,14 @@ const CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS catego
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
 
-/// SQLite's cards driven by its name index (`pet_names`, an FTS5 table of trigrams of
-/// the folded names), which is read in id order: the page ends the search, however
-/// many names match. (`CROSS JOIN` keeps the index the outer loop.)
+/// SQLite's cards driven by its search index (`pet_text`, an FTS5 table of trigrams of
+/// each pet's folded name, its category's folded name and its description), which is
+/// read in id order: the page ends the search, however many pets match. (`CROSS JOIN`
+/// keeps the index the outer loop.)
 const SQLITE_INDEXED_CARD_COLUMNS: &str = "SELECT p.id, p.name, p.category_id, c.name AS category_name, p.status,
      i.quantity, p.description, p.price, p.photo_hash
-     FROM pet_names
-     CROSS JOIN pets p ON p.id = pet_names.rowid
+     FROM pet_text
+     CROSS JOIN pets p ON p.id = pet_text.rowid
      JOIN categories c ON c.id = p.category_id
      JOIN inventory i ON i.pet_id = p.id";
 
@@ -60,21 +61,54 @@ impl Keyset {
     }
 }
 
-/// The cards from `from` on matching `filter` (`name_key_part`: the folded search
-/// text, contained in the folded name), `limit` of them.
-pub async fn cards(
-    db: &Db,
-    filter: &PetFilter,
-    name_key_part: Option<&str>,
-    from: &Keyset,
-    limit: i64,
-) -> AppResult<Vec<PetCard>> {
+/// The cards from `from` on matching `filter` (its searches folded already), `limit` of
+/// them.
+pub async fn cards(db: &Db, filter: &PetFilter, from: &Keyset, limit: i64) -> AppResult<Vec<PetCard>> {
     let engine = db.engine();
     Ok(on_pool!(db, |pool| {
         let mut sql = QueryBuilder::new("");
-        push_cards(&mut sql, engine, filter, name_key_part, from, limit);
+        push_cards(&mut sql, engine, filter, from, limit);
         sql.build_query_as().fetch_all(pool).await
     })?)
+}
+
+/// A search of a listing, folded: in names only (`q`), or in names, category names and
+/// descriptions (`text`).
+#[derive(Clone, Copy)]
+enum Search<'a> {
+    Name(&'a str),
+    Everywhere(&'a str),
+}
+
+impl<'a> Search<'a> {
+    fn of(filter: &'a PetFilter) -> Vec<Search<'a>> {
+        let name = filter.q.as_deref().map(Search::Name);
+        let everywhere = filter.text.as_deref().map(Search::Everywhere);
+        name.into_iter().chain(everywhere).collect()
+    }
+
+    fn text(self) -> &'a str {
+        match self {
+            Search::Name(text) | Search::Everywhere(text) => text,
+        }
+    }
+
+    /// Long enough for the trigram indexes.
+    fn indexed(self) -> bool {
+        self.text().chars().count() >= INDEXED_SEARCH_MIN_CHARS
+    }
+
+    /// This search as a term of an FTS5 query of `pet_text`: one phrase (rows that
+    /// hold its trigrams one after another, which is to say contain it), in the name
+    /// column or in any. (Inside double quotes nothing is an operator; a double quote
+    /// is written twice.)
+    fn fts_term(self) -> String {
+        let phrase = format!("\"{}\"", self.text().replace('"', "\"\""));
+        match self {
+            Search::Name(_) => format!("name_key : {phrase}"),
+            Search::Everywhere(_) => phrase,
+        }
+    }
 }
 
 /// The query of [`cards`], pushed onto `sql` (which tests start with `EXPLAIN`).
@@ -82,7 +116,6 @@ fn push_cards<DB: Database>(
     sql: &mut QueryBuilder<DB>,
     engine: Engine,
     filter: &PetFilter,
-    name_key_part: Option<&str>,
     from: &Keyset,
     limit: i64,
 ) where
@@ -90,29 +123,22 @@ fn push_cards<DB: Database>(
     String: for<'q> Encode<'q, DB> + Type<DB>,
     PetStatus: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    let indexed = name_key_part.filter(|part| part.chars().count() >= INDEXED_SEARCH_MIN_CHARS);
-    // SQLite's name index drives the read in id order (either way): the page ends the
-    // search. The other orders read the matches from it and sort them.
-    let by_index = indexed.is_some() && engine == Engine::Sqlite;
-    let id = if by_index { "pet_names.rowid" } else { "p.id" };
-    match (indexed, engine) {
-        (Some(part), Engine::Sqlite) => {
-            sql.push(SQLITE_INDEXED_CARD_COLUMNS);
-            sql.push(" WHERE pet_names MATCH ").push_bind(phrase(part));
-        }
-        // PostgreSQL's trigram index (`pets_name_trigrams`, pg_trgm) answers LIKE; the
-        // planner weighs it against reading the primary key in order.
-        (Some(part), Engine::Postgres) => {
-            sql.push(CARD_COLUMNS);
-            sql.push(" WHERE p.name_key LIKE ").push_bind(like_contains(part));
-        }
-        (None, _) => {
-            sql.push(CARD_COLUMNS);
-            sql.push(" WHERE 1 = 1");
-            if let Some(part) = name_key_part {
-                sql.push(" AND instr(p.name_key, ").push_bind(part.to_owned()).push(") > 0");
-            }
-        }
+    let searches = Search::of(filter);
+    // SQLite's search index drives the read in id order (either way): the page ends
+    // the search. The other orders read the matches from it and sort them.
+    let by_index = engine == Engine::Sqlite && searches.iter().any(|search| search.indexed());
+    let id = if by_index { "pet_text.rowid" } else { "p.id" };
+    if by_index {
+        sql.push(SQLITE_INDEXED_CARD_COLUMNS);
+        let terms: Vec<String> =
+            searches.iter().filter(|search| search.indexed()).map(|search| search.fts_term()).collect();
+        sql.push(" WHERE pet_text MATCH ").push_bind(terms.join(" AND "));
+    } else {
+        sql.push(CARD_COLUMNS);
+        sql.push(" WHERE 1 = 1");
+    }
+    for search in searches.into_iter().filter(|search| !(by_index && search.indexed())) {
+        push_search(sql, engine, search);
     }
     if let Some(status) = filter.status {
         sql.push(" AND p.status = ").push_bind(status);
@@ -164,14 +190,36 @@ fn push_cards<DB: Database>(
     sql.push(" LIMIT ").push_bind(limit);
 }
 
-/// `text` as one FTS5 phrase: rows whose name holds its trigrams one after another,
-/// which is to say contain it. (Inside double quotes nothing is an operator; a double
-/// quote is written twice.)
-fn phrase(text: &str) -> String {
-    format!("\"{}\"", text.replace('"', "\"\""))
+/// `search` as a condition of the listing, outside SQLite's search index. PostgreSQL's
+/// trigram indexes (`pets_name_trigrams` and `pets_description_trigrams`, pg_trgm)
+/// answer LIKE and ILIKE, and its planner weighs them against reading the primary key
+/// in order; categories are few, and read whole. A search shorter than a trigram scans,
+/// on both engines, and stops once the page is full.
+fn push_search<DB: Database>(sql: &mut QueryBuilder<DB>, engine: Engine, search: Search<'_>)
+where
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let text = search.text();
+    if search.indexed() && engine == Engine::Postgres {
+        let pattern = like_contains(text);
+        sql.push(" AND (p.name_key LIKE ").push_bind(pattern.clone());
+        if let Search::Everywhere(_) = search {
+            sql.push(" OR p.description ILIKE ").push_bind(pattern.clone());
+            sql.push(" OR p.category_id IN (SELECT id FROM categories WHERE name_key LIKE ").push_bind(pattern);
+            sql.push(")");
+        }
+    } else {
+        sql.push(" AND (instr(p.name_key, ").push_bind(text.to_owned()).push(") > 0");
+        if let Search::Everywhere(_) = search {
+            sql.push(" OR instr(lower(p.description), ").push_bind(text.to_owned()).push(") > 0");
+            sql.push(" OR p.category_id IN (SELECT id FROM categories WHERE instr(name_key, ");
+            sql.push_bind(text.to_owned()).push(") > 0)");
+        }
+    }
+    sql.push(")");
 }
 
-/// A LIKE pattern for names containing `text`: its own `%`, `_` and `\` are text
+/// A LIKE pattern for text containing `text`: its own `%`, `_` and `\` are text
 /// (backslash is PostgreSQL's default LIKE escape).
 fn like_contains(text: &str) -> String {
     let mut pattern = String::with_capacity(text.len() + 2);
@@ -345,14 +393,14 @@ mod tests {
             }
         }
         let filter = PetFilter { q: Some("edwi".into()), ..PetFilter::default() };
-        let cards = cards(&db, &filter, Some("edwi"), &Keyset::Id(0), 21).await.unwrap();
+        let cards = cards(&db, &filter, &Keyset::Id(0), 21).await.unwrap();
         assert_eq!(cards.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Hedwig"]);
     }
 
     /// What SQLite's planner does with the query `cards` builds.
-    async fn plan(db: &Db, filter: &PetFilter, name_key_part: Option<&str>, from: &Keyset) -> Vec<String> {
+    async fn plan(db: &Db, filter: &PetFilter, from: &Keyset) -> Vec<String> {
         let mut sql = QueryBuilder::<sqlx::Sqlite>::new("EXPLAIN QUERY PLAN ");
-        push_cards(&mut sql, Engine::Sqlite, filter, name_key_part, from, 21);
+        push_cards(&mut sql, Engine::Sqlite, filter, from, 21);
         let plan: Vec<(i64, i64, i64, String)> =
             sql.build_query_as().fetch_all(db.sqlite_pool().unwrap()).await.unwrap();
         plan.into_iter().map(|(_, _, _, detail)| detail).collect()
@@ -361,12 +409,18 @@ mod tests {
     #[tokio::test]
     async fn an_indexed_search_reads_the_index_in_order_without_sorting() {
         let (_dir, db) = sqlite_store().await;
-        // The very query `cards` runs, with a status filter beside the search.
-        let filter = PetFilter { status: Some(PetStatus::Available), ..PetFilter::default() };
-        for from in [Keyset::Id(0), Keyset::Newest(Some(9))] {
-            let steps = plan(&db, &filter, Some("abc"), &from).await;
-            assert!(steps[0].starts_with("SCAN pet_names VIRTUAL TABLE INDEX"), "{steps:?}");
-            assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {steps:?}");
+        // The very query `cards` runs, with a status filter beside the search: of names
+        // (the REST API's), of everything (the storefront's) or both.
+        let status = Some(PetStatus::Available);
+        let name = PetFilter { status, q: Some("abc".into()), ..PetFilter::default() };
+        let everywhere = PetFilter { status, text: Some("abc".into()), ..PetFilter::default() };
+        let both = PetFilter { status, q: Some("abc".into()), text: Some("def".into()), ..PetFilter::default() };
+        for filter in [name, everywhere, both] {
+            for from in [Keyset::Id(0), Keyset::Newest(Some(9))] {
+                let steps = plan(&db, &filter, &from).await;
+                assert!(steps[0].starts_with("SCAN pet_text VIRTUAL TABLE INDEX"), "{steps:?}");
+                assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {steps:?}");
+            }
         }
     }
 
@@ -380,7 +434,7 @@ mod tests {
             (Keyset::Price(None), "pets_by_price"),
             (Keyset::Newest(Some(9)), "PRIMARY KEY"),
         ] {
-            let steps = plan(&db, &PetFilter::default(), None, &from).await;
+            let steps = plan(&db, &PetFilter::default(), &from).await;
             assert!(steps.iter().any(|step| step.contains(index)), "{from:?}: {steps:?}");
             assert!(!steps.iter().any(|step| step.contains("TEMP B-TREE")), "{from:?}, no sort: {steps:?}");
         }
