@@ -1,5 +1,4 @@
 import { WIDTHS, cliKey, expect, failOnPageErrors, hydrated, openMenu, ordersOf, signIn, stockedPet, test, unique } from './helpers';
-import type { Page } from '@playwright/test';
 
 // Keyboard use: the focus stays somewhere useful after an action, and a question can be
 // put away with Escape or a "keep" button.
@@ -48,11 +47,6 @@ for (const [width, size] of Object.entries(WIDTHS)) {
   });
 }
 
-/** The element holding the focus, as its text. */
-async function focusedText(page: Page): Promise<string> {
-  return page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
-}
-
 for (const [width, size] of Object.entries(WIDTHS)) {
   for (const javaScript of [true, false]) {
     const how = javaScript ? 'with JavaScript' : 'without JavaScript';
@@ -85,7 +79,6 @@ for (const [width, size] of Object.entries(WIDTHS)) {
       await page.keyboard.press('Enter');
       await expect(page.locator(`tr[data-order-id="${order}"] .order-status`)).toHaveText('Cancelled');
       await expect(page.getByRole('status').filter({ hasText: `Cancelled order #${order}` })).toBeFocused();
-      expect(await focusedText(page)).toContain(`Cancelled order #${order}`);
 
       // Signing out: the sign-in page says so, and that is where the focus is.
       if (javaScript && width === 'phone') await openMenu(page);

@@ -22,6 +22,20 @@ pub async fn get(db: &Db, pet_id: i64) -> AppResult<Option<InventoryItem>> {
     Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(pet_id).fetch_optional(pool).await)?)
 }
 
+/// The stock of those of `pet_ids` that exist, in one read, in no particular order.
+pub async fn of_pets(db: &Db, pet_ids: &[i64]) -> AppResult<Vec<InventoryItem>> {
+    Ok(on_pool!(db, |pool| {
+        let mut sql = sqlx::QueryBuilder::new(ITEM_COLUMNS);
+        sql.push(" WHERE i.pet_id IN (");
+        let mut list = sql.separated(", ");
+        for id in pet_ids {
+            list.push_bind(*id);
+        }
+        sql.push(")");
+        sql.build_query_as().fetch_all(pool).await
+    })?)
+}
+
 /// A pet's status and stock, inside a write transaction (which holds the write lock).
 pub async fn state(conn: &mut Conn, pet_id: i64) -> AppResult<Option<(PetStatus, i64)>> {
     Ok(on_conn!(conn, |c| sqlx::query_as(
