@@ -3,8 +3,8 @@ import { WIDTHS, cliKey, colourAndVariable, expect, failOnPageErrors, hydrated, 
 // The smaller things shoppers and staff noticed (issue 50, point 13): the paw in the
 // header takes the brand's colour in both themes, a pet's id reads as a number, a
 // console page refused to a visitor still has a title and a way back, and a failed
-// webhook delivery looks failed. And the dashboard leads with what an owner looks for
-// (point 10).
+// webhook delivery looks failed. And the dashboard leads with what an owner looks for,
+// its charts legible on a phone (point 10).
 
 test.beforeEach(async ({ page }) => failOnPageErrors(page));
 
@@ -86,6 +86,28 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     // One left: the newest of the fewest, so at the top of the list.
     await expect(sales.locator('.low-stock-list li').first()).toContainText(`${name} 1 left`);
     await shoot(page, `dashboard-sales-${width}`);
+    // The charts' words are read at 12 px or more, and none covers another.
+    const texts = await page.locator('svg.chart').evaluateAll((charts) =>
+      charts.flatMap((chart) => {
+        const svg = chart as SVGSVGElement;
+        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        return [...svg.querySelectorAll('text')]
+          .filter((text) => getComputedStyle(text).display !== 'none' && text.textContent !== '')
+          .map((text) => {
+            const box = text.getBoundingClientRect();
+            const px = parseFloat(getComputedStyle(text).fontSize) * scale;
+            return { text: text.textContent, px, left: box.left, right: box.right, top: box.top, bottom: box.bottom };
+          });
+      }),
+    );
+    expect(texts.length).toBeGreaterThan(6);
+    for (const text of texts) expect(text.px, `"${text.text}" in px`).toBeGreaterThanOrEqual(12);
+    for (const [i, a] of texts.entries()) {
+      for (const b of texts.slice(i + 1)) {
+        const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+        expect(apart, `"${a.text}" and "${b.text}" do not overlap`).toBe(true);
+      }
+    }
     await sales.getByRole('link', { name }).click();
     await expect(page).toHaveURL(new RegExp(`/admin/pets/${pet}$`));
     await page.goBack();

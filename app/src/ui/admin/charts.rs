@@ -3,11 +3,13 @@
 
 use leptos::prelude::*;
 
-const WIDTH: f64 = 400.0;
-const HEIGHT: f64 = 180.0;
+/// About as wide as a dashboard panel draws it on a desktop or a phone, so that its
+/// words (in the drawing's units) come out near their size in the style sheet.
+const WIDTH: f64 = 300.0;
+const HEIGHT: f64 = 135.0;
 /// Room under the bars for their labels.
 const LABEL_ROOM: f64 = 20.0;
-const VIEW_BOX: &str = "0 0 400 180";
+const VIEW_BOX: &str = "0 0 300 135";
 
 /// A coordinate to one decimal, written with integer formatting only: the browser's
 /// code for formatting floats (`f64`'s `Display`) is about 14 KB of WASM, used
@@ -18,8 +20,8 @@ fn coordinate(value: f64) -> String {
     format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
 }
 
-/// One bar: its height, the label under it (may be empty), the text over it, and the
-/// CSS class that colours it.
+/// One bar: its height, the label under it and the text over it (either may be empty),
+/// and the CSS class that colours it.
 pub struct Bar {
     pub value: i64,
     pub label: String,
@@ -49,7 +51,7 @@ pub fn BarChart(
                 <g>
                     <rect class=format!("bar {class}") x=coordinate(x) y=coordinate(y) width=coordinate(slot * 0.7)
                         height=coordinate(height) rx="2"></rect>
-                    {(value > 0).then(|| view! {
+                    {(value > 0 && !caption.is_empty()).then(|| view! {
                         <text class="bar-value" x=coordinate(slot.mul_add(0.35, x)) y=coordinate(y - 3.0) text-anchor="middle">{caption}</text>
                     })}
                     <text class="bar-label" x=coordinate(slot.mul_add(0.35, x)) y=coordinate(HEIGHT - 4.0) text-anchor="middle">{label}</text>

@@ -37,19 +37,29 @@ pub fn DashboardPage() -> impl IntoView {
                     .map(|s| Bar {
                         value: s.pets,
                         label: s.status.to_string(),
-                        caption: format!("{} ({} units)", s.pets, s.units),
+                        caption: s.pets.to_string(),
                         class: s.status.as_str(),
                     })
                     .collect();
                 let orders_today: i64 = figures.orders_per_hour.iter().sum();
                 let hour_now = figures.hour_now as usize;
+                let busiest = figures
+                    .orders_per_hour
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|&(hour, &n)| (n, std::cmp::Reverse(hour)))
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(hour, n)| format!(", most at {hour:02}:00 ({n})"))
+                    .unwrap_or_default();
                 let order_bars = figures
                     .orders_per_hour
                     .iter()
                     .enumerate()
                     .map(|(hour, &n)| {
                         let label = if hour % 3 == 0 { format!("{hour:02}") } else { String::new() };
-                        Bar { value: n, label, caption: n.to_string(), class: if hour == hour_now { "now" } else { "past" } }
+                        // No count over each of 24 narrow bars: they would overlap. The
+                        // caption names the day's total and its busiest hour.
+                        Bar { value: n, label, caption: String::new(), class: if hour == hour_now { "now" } else { "past" } }
                     })
                     .collect();
                 view! {
@@ -59,9 +69,10 @@ pub fn DashboardPage() -> impl IntoView {
                         <figure class="panel">
                             <figcaption>"Pets by status"</figcaption>
                             <BarChart bars=stock_bars summary=format!("Pets by status. {stock_summary}")/>
+                            <p class="chart-note">{stock_summary.clone()}</p>
                         </figure>
                         <figure class="panel">
-                            <figcaption>{format!("Orders per hour today (UTC): {orders_today} so far")}</figcaption>
+                            <figcaption>{format!("Orders per hour today (UTC): {orders_today} so far{busiest}")}</figcaption>
                             <BarChart
                                 bars=order_bars
                                 summary=format!("Orders placed per hour today, UTC: {orders_today} in all; hour {hour_now} is now")
