@@ -38,7 +38,8 @@ const NAMES: [&str; 20] = [
 
 /// Ten words and ten likings, a description to a pet: `A calm companion who likes
 /// games.` (none holds "bel", so the catalog's search for it finds names alone).
-const WORDS: [&str; 10] = ["calm", "playful", "curious", "gentle", "lively", "shy", "clever", "loyal", "cheeky", "sleepy"];
+const WORDS: [&str; 10] =
+    ["calm", "playful", "curious", "gentle", "lively", "shy", "clever", "loyal", "cheeky", "sleepy"];
 const LIKINGS: [&str; 10] = [
     "long walks",
     "the sofa",

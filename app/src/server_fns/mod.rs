@@ -38,7 +38,8 @@ pub async fn catalog(
 ) -> Result<Page<PetCard>, AppError> {
     use crate::model::PetSort;
     use crate::services::{pets, validate};
-    let filter = validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?.searching_everywhere();
+    let filter =
+        validate::pet_filter(status.as_deref(), category.as_deref(), q.as_deref(), None)?.searching_everywhere();
     let sort = PetSort::parse(sort.as_deref())
         .ok_or_else(|| AppError::validation("sort", "must be one of name, price, newest"))?;
     pets::browse(&call::Call::admit().await?.db, &filter, sort, CATALOG_PAGE_SIZE, cursor.as_deref()).await

@@ -112,13 +112,8 @@ impl<'a> Search<'a> {
 }
 
 /// The query of [`cards`], pushed onto `sql` (which tests start with `EXPLAIN`).
-fn push_cards<DB: Database>(
-    sql: &mut QueryBuilder<DB>,
-    engine: Engine,
-    filter: &PetFilter,
-    from: &Keyset,
-    limit: i64,
-) where
+fn push_cards<DB: Database>(sql: &mut QueryBuilder<DB>, engine: Engine, filter: &PetFilter, from: &Keyset, limit: i64)
+where
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     String: for<'q> Encode<'q, DB> + Type<DB>,
     PetStatus: for<'q> Encode<'q, DB> + Type<DB>,
