@@ -339,7 +339,8 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
         sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'pet_text%'
            AND name NOT IN ('_sqlx_migrations', 'catalog_version', 'write_probe', 'webhook_fanout',
-                            'category_pets', 'status_stock', 'order_hours', 'backup_schedule') ORDER BY name"
+                            'category_pets', 'status_stock', 'order_hours', 'open_orders',
+                            'backup_schedule') ORDER BY name"
     )
     .fetch_all(pool)
     .await
@@ -378,10 +379,11 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
 }
 
 /// The running totals the schema's triggers keep (migration `…_tallies.sql`: pets per
-/// category, pets and units per status, orders per hour) equal the counts they stand
+/// category, pets and units per status, orders and revenue per hour; `…_open_orders.sql`) equal the counts they stand
 /// for after every kind of write: pets made, moved to another category, given another
-/// status, restocked and deleted, orders placed and cancelled through the services,
-/// and rows written with plain SQL as another client would. The dashboard's and the
+/// status, restocked and deleted, orders placed, cancelled and completed through the
+/// services (their revenue and the open orders too), and rows written with plain SQL
+/// as another client would, orders deleted and cancelled no more among them. The dashboard's and the
 /// category list's figures are read from them.
 #[tokio::test]
 async fn the_running_totals_match_the_rows_they_count() {
@@ -407,7 +409,9 @@ async fn the_running_totals_match_the_rows_they_count() {
                 let category_id = kinds[rng.below(3) as usize];
                 let status = Some(PetStatus::VARIANTS[rng.below(3) as usize]);
                 let name = format!("Pet {step}");
-                let pet = pets::create(&store, NewPet { name, category_id, status, ..Default::default() }).await;
+                // Some priced (their orders have a total), some not.
+                let price = if step % 2 == 0 { app::model::Field::Set(100 + step as i64) } else { Default::default() };
+                let pet = pets::create(&store, NewPet { name, category_id, status, price, ..Default::default() }).await;
                 pets_made.push(pet.unwrap().id);
                 "create".to_owned()
             }
@@ -442,6 +446,11 @@ async fn the_running_totals_match_the_rows_they_count() {
                 if let Some(id) = pick(&mut rng, &placed) {
                     let _ = orders::cancel(&store, now, admin, id).await;
                 }
+                if let Some(id) = pick(&mut rng, &placed) {
+                    let _ =
+                        orders::complete(&store, now, admin, id, OrderCompletion { complete: true, ship_date: None })
+                            .await;
+                }
                 format!("order {pet_id}")
             }
             _ => {
@@ -456,6 +465,21 @@ async fn the_running_totals_match_the_rows_they_count() {
                     "INSERT INTO inventory (pet_id, quantity) SELECT MAX(id), 4 FROM pets".to_owned(),
                     format!("UPDATE pets SET status = 'sold' WHERE id = {pet}"),
                     format!("DELETE FROM pets WHERE id = {pet} AND id NOT IN (SELECT pet_id FROM orders)"),
+                    // An order placed, one closed, one opened again and one deleted.
+                    format!(
+                        "INSERT INTO orders (pet_id, key_id, quantity, created_at) VALUES ({pet}, {}, 1, {})",
+                        admin.key_id,
+                        1_795_400_000 + step
+                    ),
+                    format!(
+                        "UPDATE orders SET cancelled_at = 1 WHERE id = (SELECT MIN(id) FROM orders WHERE id % 3 = {})",
+                        step % 3
+                    ),
+                    format!(
+                        "UPDATE orders SET cancelled_at = NULL WHERE id = (SELECT MAX(id) FROM orders WHERE id % 5 = {})",
+                        step % 5
+                    ),
+                    format!("DELETE FROM orders WHERE id = (SELECT MAX(id) FROM orders WHERE id % 7 = {})", step % 7),
                 ];
                 for sql in statements {
                     app::on_pool!(store, |pool| sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()))
@@ -512,9 +536,14 @@ async fn assert_tallies_hold(store: &db::Db, when: &str) {
             "SELECT CAST(category_id AS TEXT), COUNT(*), CAST(0 AS BIGINT) FROM pets GROUP BY category_id ORDER BY category_id",
         ),
         (
-            "SELECT CAST(hour AS TEXT), placed, CAST(0 AS BIGINT) FROM order_hours ORDER BY hour",
-            "SELECT CAST(created_at / 3600 AS TEXT), COUNT(*), CAST(0 AS BIGINT) FROM orders
-             GROUP BY created_at / 3600 ORDER BY created_at / 3600",
+            "SELECT CAST(hour AS TEXT), placed, CAST(revenue AS BIGINT) FROM order_hours WHERE placed <> 0 ORDER BY hour",
+            "SELECT CAST(created_at / 3600 AS TEXT), COUNT(*),
+                    CAST(COALESCE(SUM(CASE WHEN cancelled_at IS NULL THEN total ELSE 0 END), 0) AS BIGINT)
+             FROM orders GROUP BY created_at / 3600 ORDER BY created_at / 3600",
+        ),
+        (
+            "SELECT 'open', orders, CAST(0 AS BIGINT) FROM open_orders",
+            "SELECT 'open', COUNT(*), CAST(0 AS BIGINT) FROM orders WHERE NOT complete AND cancelled_at IS NULL",
         ),
     ];
     for (kept, counted) in pairs {
