@@ -14,18 +14,38 @@ pub struct ApiReference {
     pub description: String,
     /// The API guide (authentication, limits, errors, versioning: `docs/api.md`) as HTML.
     pub guide_html: String,
+    /// The guide's sections, as (anchor id, title), for the page's contents.
+    pub guide_sections: Vec<(String, String)>,
     pub groups: Vec<OperationGroup>,
     pub schemas: Vec<SchemaDoc>,
 }
 
-/// The operations of one tag.
+/// The operations of one tag, by resource.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationGroup {
     pub tag: String,
     /// HTML, from the document's Markdown (trusted: the server's own document).
     pub description: String,
+    pub resources: Vec<Resource>,
+}
+
+impl OperationGroup {
+    pub fn operations(&self) -> impl Iterator<Item = &OperationDoc> {
+        self.resources.iter().flat_map(|resource| &resource.operations)
+    }
+}
+
+/// The operations on one resource (`/pets` and `/pets/{petId}/…`: "Pets").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    pub name: String,
     pub operations: Vec<OperationDoc>,
 }
+
+/// The error statuses any operation may answer (a bad body, a missing or refused key,
+/// the rate limits, a busy or full store): the guide's "Errors" describes them once,
+/// and each operation only links there.
+pub const GENERAL_STATUSES: [&str; 11] = ["400", "401", "403", "405", "408", "413", "415", "429", "500", "503", "507"];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationDoc {
@@ -47,7 +67,58 @@ pub struct OperationDoc {
     pub key: KeyNeed,
     pub params: Vec<ParamDoc>,
     pub body: Option<BodyDoc>,
+    /// Its own answers: success and the errors of its rules, not [`GENERAL_STATUSES`].
     pub responses: Vec<ResponseDoc>,
+    /// Which of [`GENERAL_STATUSES`] it may answer.
+    pub general_errors: Vec<String>,
+}
+
+impl OperationDoc {
+    /// What its try-it panel needs, and nothing else: an island's props travel in the
+    /// page, once per operation.
+    pub fn request(&self) -> TryRequest {
+        TryRequest {
+            id: self.id.clone(),
+            method: self.method.clone(),
+            path: self.path.clone(),
+            key: self.key,
+            params: self
+                .params
+                .iter()
+                .filter(|p| p.location == "path" || p.location == "query")
+                .map(|p| TryParam {
+                    name: p.name.clone(),
+                    location: p.location.clone(),
+                    required: p.required,
+                    values: p.values.clone(),
+                })
+                .collect(),
+            body_example: self.body.as_ref().map(|body| body.example.clone()),
+        }
+    }
+}
+
+/// An operation as its try-it panel sends it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TryRequest {
+    pub id: String,
+    pub method: String,
+    pub path: String,
+    pub key: KeyNeed,
+    /// The path and query parameters.
+    pub params: Vec<TryParam>,
+    /// A JSON body to start from, when the operation takes one.
+    pub body_example: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TryParam {
+    pub name: String,
+    /// `path` or `query`.
+    pub location: String,
+    pub required: bool,
+    /// A few values to pick from (an enum, a boolean), else empty.
+    pub values: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -180,7 +251,7 @@ mod build {
                 .map(|tag| OperationGroup {
                     tag: text(tag, "name"),
                     description: markdown(tag, "description"),
-                    operations: Vec::new(),
+                    resources: Vec::new(),
                 })
                 .collect();
             let paths = document.get("paths").and_then(Value::as_object).into_iter().flatten();
@@ -194,21 +265,34 @@ mod build {
                             groups.push(OperationGroup {
                                 tag: tag.to_owned(),
                                 description: String::new(),
-                                operations: Vec::new(),
+                                resources: Vec::new(),
                             });
                             groups.last_mut().expect("just pushed")
                         }
                     };
-                    group.operations.push(operation_doc(method, path, operation, &schemas, document));
+                    let name = resource_name(path);
+                    let resource = match group.resources.iter().position(|r| r.name == name) {
+                        Some(i) => &mut group.resources[i],
+                        None => {
+                            group.resources.push(Resource { name, operations: Vec::new() });
+                            group.resources.last_mut().expect("just pushed")
+                        }
+                    };
+                    resource.operations.push(operation_doc(method, path, operation, &schemas, document));
                 }
             }
-            groups.retain(|g| !g.operations.is_empty());
+            groups.retain(|g| !g.resources.is_empty());
+            for group in &mut groups {
+                group.resources.sort_by_key(|r| RESOURCE_ORDER.iter().position(|n| *n == r.name).unwrap_or(usize::MAX));
+            }
             let info = document.get("info").cloned().unwrap_or_default();
+            let (guide_html, guide_sections) = guide_html(include_str!("../../docs/api.md"));
             ApiReference {
                 title: text(&info, "title"),
                 version: text(&info, "version"),
                 description: markdown(&info, "description"),
-                guide_html: guide_html(include_str!("../../docs/api.md")),
+                guide_html,
+                guide_sections,
                 groups,
                 schemas: schemas
                     .as_object()
@@ -218,6 +302,25 @@ mod build {
                     .collect(),
             }
         }
+    }
+
+    /// The resources in the order a reader meets them (others after, as found).
+    const RESOURCE_ORDER: [&str; 7] = ["Pets", "Categories", "Orders", "Inventory", "Keys", "Events", "Webhooks"];
+
+    /// The resource a path is about: its first segment (past `/store`), capitalised
+    /// (`/store/orders/{orderId}` → "Orders"); a file keeps its name (`openapi.json`).
+    pub(super) fn resource_name(path: &str) -> String {
+        let mut segments = path.split('/').filter(|s| !s.is_empty());
+        let first = match segments.next() {
+            Some("store") => segments.next().unwrap_or("store"),
+            Some(first) => first,
+            None => return "Other".into(),
+        };
+        if first.contains('.') {
+            return first.to_owned();
+        }
+        let mut chars = first.chars();
+        chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
     }
 
     fn operation_doc(method: &str, path: &str, operation: &Value, schemas: &Value, document: &Value) -> OperationDoc {
@@ -283,6 +386,8 @@ mod build {
             })
             .collect();
         responses.sort_by(|a, b| a.status.cmp(&b.status));
+        let (general, responses): (Vec<ResponseDoc>, Vec<ResponseDoc>) =
+            responses.into_iter().partition(|r| GENERAL_STATUSES.contains(&r.status.as_str()));
         OperationDoc {
             id: text(operation, "operationId"),
             method: method.to_uppercase(),
@@ -299,6 +404,7 @@ mod build {
             params,
             body,
             responses,
+            general_errors: general.into_iter().map(|r| r.status).collect(),
         }
     }
 
@@ -467,17 +573,56 @@ mod build {
         said.join(", ")
     }
 
-    /// The API guide, rendered to HTML (our own text, so it is trusted). Its sections
-    /// are `##` in `docs/api.md`, under its `#` title; on the page they sit right under
-    /// the page's `<h1>`, as they are.
-    pub(super) fn guide_html(guide: &str) -> String {
-        let Some(start) = guide.find(GUIDE_BEGIN) else { return String::new() };
+    /// The API guide, rendered to HTML (our own text, so it is trusted), with its
+    /// sections as (anchor id, title). Its sections are `##` in `docs/api.md`, under its
+    /// `#` title; on the page they sit right under the page's `<h1>`, as they are. Each
+    /// heading gets the id GitHub gives it (`## Rate limits` → `rate-limits`), so that
+    /// `/docs#errors` and the file's own links agree.
+    pub(super) fn guide_html(guide: &str) -> (String, Vec<(String, String)>) {
+        use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
+        let Some(start) = guide.find(GUIDE_BEGIN) else { return Default::default() };
         let begin = guide[start..].find('\n').map_or(guide.len(), |n| start + n + 1);
         let end = guide[begin..].find(GUIDE_END).map_or(guide.len(), |n| begin + n);
-        let events = pulldown_cmark::Parser::new_ext(&guide[begin..end], pulldown_cmark::Options::ENABLE_TABLES);
+        let mut events: Vec<Event<'_>> =
+            pulldown_cmark::Parser::new_ext(&guide[begin..end], pulldown_cmark::Options::ENABLE_TABLES).collect();
+        let mut sections = Vec::new();
+        for i in 0..events.len() {
+            let Event::Start(Tag::Heading { level, .. }) = &events[i] else { continue };
+            let level = *level;
+            let title: String = events[i + 1..]
+                .iter()
+                .take_while(|e| !matches!(e, Event::End(TagEnd::Heading(_))))
+                .filter_map(|e| match e {
+                    Event::Text(t) | Event::Code(t) => Some(t.as_ref()),
+                    _ => None,
+                })
+                .collect();
+            let id = slug(&title);
+            if level == HeadingLevel::H2 {
+                sections.push((id.clone(), title));
+            }
+            if let Event::Start(Tag::Heading { id: heading_id, .. }) = &mut events[i] {
+                *heading_id = Some(id.into());
+            }
+        }
         let mut html = String::new();
-        pulldown_cmark::html::push_html(&mut html, events);
-        html
+        pulldown_cmark::html::push_html(&mut html, events.into_iter());
+        (html, sections)
+    }
+
+    /// A heading's anchor as GitHub makes it: lower case, spaces to `-`, other
+    /// punctuation dropped.
+    fn slug(title: &str) -> String {
+        title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -487,12 +632,41 @@ mod tests {
 
     #[test]
     fn the_guide_is_the_part_of_docs_api_between_the_markers() {
-        let html = build::guide_html(include_str!("../../docs/api.md"));
-        assert!(html.contains("<h2>Your first authenticated call</h2>"), "{html}");
-        assert!(html.contains("<h2>Versioning</h2>"));
+        let (html, sections) = build::guide_html(include_str!("../../docs/api.md"));
+        assert!(html.contains("<h2 id=\"your-first-authenticated-call\">Your first authenticated call</h2>"), "{html}");
+        assert!(html.contains("<h2 id=\"versioning\">Versioning</h2>"));
         assert!(html.contains("<table>"), "the plan table is a table");
-        assert!(!html.contains("<h2>Pet content and photos</h2>"), "starts at the begin marker");
+        assert!(!html.contains("Pet content and photos</h2>"), "starts at the begin marker");
+        assert!(!html.contains("How the server keeps"), "ends at the end marker");
         assert!(!html.contains("## "), "no Markdown left over");
+        let ids: Vec<&str> = sections.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "your-first-authenticated-call",
+                "rate-limits",
+                "rules",
+                "paging",
+                "errors",
+                "what-the-document-promises-generators",
+                "versioning"
+            ]
+        );
+        assert_eq!(sections[1].1, "Rate limits");
+    }
+
+    #[test]
+    fn a_path_names_its_resource() {
+        for (path, name) in [
+            ("/pets", "Pets"),
+            ("/pets/{petId}/photo", "Pets"),
+            ("/store/orders/{orderId}", "Orders"),
+            ("/store/inventory", "Inventory"),
+            ("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", "Webhooks"),
+            ("/openapi.json", "openapi.json"),
+        ] {
+            assert_eq!(build::resource_name(path), name, "{path}");
+        }
     }
 
     #[test]
@@ -509,7 +683,9 @@ mod tests {
                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewPet"}}}},
                 "responses": {
                     "404": {"description": "No such pet (`not_found`), see `petId`"},
-                    "200": {"description": "The pet", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}
+                    "429": {"description": "Over the limit (`rate_limited`)"},
+                    "200": {"description": "The pet", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
+                    "401": {"description": "No key (`missing_api_key`)"}
                 }
             }}},
             "components": {"schemas": {"NewPet": {
@@ -522,7 +698,8 @@ mod tests {
             }}}
         });
         let reference = ApiReference::build(&document);
-        let operation = &reference.groups[0].operations[0];
+        assert_eq!(reference.groups[0].resources[0].name, "Pets");
+        let operation = &reference.groups[0].resources[0].operations[0];
         assert_eq!((operation.method.as_str(), operation.path.as_str()), ("GET", "/pets/{petId}"));
         assert!(!operation.try_it);
         assert_eq!(operation.key, KeyNeed::Required);
@@ -532,6 +709,11 @@ mod tests {
         assert_eq!(operation.responses[0].status, "200", "sorted by status");
         assert_eq!(operation.responses[0].type_label.as_deref(), Some("Pet"));
         assert_eq!(operation.responses[1].codes, ["not_found"], "only real Error codes");
+        assert_eq!(operation.responses.len(), 2, "the general errors are not repeated");
+        assert_eq!(operation.general_errors, ["401", "429"], "but named");
+        let request = operation.request();
+        assert_eq!(request.params[0].name, "petId");
+        assert!(request.body_example.as_deref().is_some_and(|body| body.contains("Rex")));
         let body = operation.body.as_ref().expect("body");
         let example: serde_json::Value = serde_json::from_str(&body.example).unwrap();
         assert_eq!(example, serde_json::json!({"name": "Rex", "categoryId": 1}), "required fields only");
@@ -552,7 +734,7 @@ mod tests {
             }}}
         });
         let reference = ApiReference::build(&document);
-        let body = reference.groups[0].operations[0].body.as_ref().expect("body");
+        let body = reference.groups[0].resources[0].operations[0].body.as_ref().expect("body");
         assert_eq!(body.type_label, "image/jpeg or image/png");
     }
 
@@ -562,10 +744,10 @@ mod tests {
             "info": {"title": "T", "version": "1", "description": "Send `X-API-Key`.\n\nA <b>second</b> [paragraph](javascript:alert(1))."},
             "paths": {"/openapi.json": {"get": {
                 "operationId": "doc", "description": "The *whole* document", "security": [],
-                "responses": {"503": {"$ref": "#/components/responses/Unavailable"}}
+                "responses": {"410": {"$ref": "#/components/responses/Gone"}}
             }}},
-            "components": {"responses": {"Unavailable": {
-                "description": "Busy (`unavailable`)",
+            "components": {"responses": {"Gone": {
+                "description": "Gone (`sunset`)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
             }}}
         });
@@ -575,14 +757,14 @@ mod tests {
             "<p>Send <code>X-API-Key</code>.</p>\n<p>A &lt;b&gt;second&lt;/b&gt; <a href=\"#\">paragraph</a>.</p>",
             "Markdown, and raw HTML shown as text"
         );
-        let operation = &reference.groups[0].operations[0];
+        let operation = &reference.groups[0].resources[0].operations[0];
         assert_eq!(operation.description, "The <em>whole</em> document", "one paragraph fits a sentence");
         assert_eq!(operation.key, KeyNeed::None, "security: [] needs no key");
-        let busy = &operation.responses[0];
+        let gone = &operation.responses[0];
         assert_eq!(
-            (busy.description.as_str(), busy.codes.as_slice()),
-            ("Busy (<code>unavailable</code>)", &["unavailable".to_owned()][..])
+            (gone.description.as_str(), gone.codes.as_slice()),
+            ("Gone (<code>sunset</code>)", &["sunset".to_owned()][..])
         );
-        assert_eq!(busy.type_label.as_deref(), Some("Error"));
+        assert_eq!(gone.type_label.as_deref(), Some("Error"));
     }
 }

@@ -16,7 +16,7 @@ test('the reference reads without JavaScript, from the live document', async ({ 
   for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
     for (const [method, operation] of Object.entries<any>(item)) {
       const article = page.locator(`article#op-${operation.operationId}`);
-      await expect(article.locator('h3')).toContainText(`${method.toUpperCase()} /api/v1${path}`);
+      await expect(article.locator('h4')).toContainText(`${method.toUpperCase()} /api/v1${path}`);
       const group = page.getByRole('region', { name: operation.tags?.[0] ?? 'Other', exact: true });
       await expect(group.locator(`article#op-${operation.operationId}`)).toHaveCount(1);
       // A deprecated operation is badged so, and not also "Stable".
@@ -25,10 +25,26 @@ test('the reference reads without JavaScript, from the live document', async ({ 
       await expect(article.locator('.badges .badge')).toHaveText([badge]);
     }
   }
+  // Inside each tag, by resource.
+  const store = page.getByRole('region', { name: 'Store', exact: true });
+  await expect(store.locator('.docs-resource > h3')).toHaveText(['Orders', 'Inventory', 'Keys', 'Events', 'Webhooks']);
+  await expect(store.locator('.docs-resource', { hasText: 'Orders' }).first().locator('article#op-placeOrder')).toHaveCount(1);
+
   // Parameters, bodies, statuses with their Error codes.
   const getPet = page.locator('article#op-getPetById');
   await expect(getPet.getByRole('cell', { name: 'petId (required)' })).toBeVisible();
   await expect(getPet.locator('tr', { hasText: '404' })).toContainText('not_found');
+  // The errors any operation may answer are described once, in the guide's Errors,
+  // and each operation links there rather than repeating them.
+  const generalRows = page.locator('article.operation tbody tr').filter({ hasText: /^(400|401|403|405|408|413|415|429|500|503|507)/ });
+  await expect(generalRows).toHaveCount(0);
+  const placeOrder = page.locator('article#op-placeOrder');
+  await expect(placeOrder.locator('tbody tr td:first-child')).toHaveText(['201', '409', '422']);
+  await expect(placeOrder.locator('.general-errors')).toContainText('401 · 403');
+  await expect(placeOrder.locator('.general-errors').getByRole('link', { name: 'general errors' })).toHaveAttribute('href', '#errors');
+  await expect(page.locator('#errors')).toHaveText('Errors');
+  await expect(page.locator('article.operation', { hasText: 'rate_limited' })).toHaveCount(0);
+  await expect(page.getByRole('region', { name: 'Guide' }).getByRole('row', { name: /429 rate_limited/ })).toHaveCount(1);
   await expect(page.locator('article#op-createPet')).toContainText('Request body');
   await expect(page.locator('article#op-createPet').getByRole('link', { name: 'NewPet' })).toHaveAttribute('href', '#schema-NewPet');
   await expect(page.locator('#schema-NewPet')).toContainText('max length 100');
@@ -49,6 +65,19 @@ test('the reference reads without JavaScript, from the live document', async ({ 
   await expect(guide).toContainText(`curl -s -X POST ${new URL(page.url()).host}/api/v1/keys`);
   await expect(guide).not.toContainText('localhost:3000');
   await expect(guide.locator('h2', { hasText: 'Rate limits' })).toHaveCount(1);
+  // Written for the developers who call the API: none of the server's insides.
+  for (const internal of ['quick_cache', 'TinyLFU', 'Debian', 'contract.md', 'target/release', 'SQLite']) {
+    await expect(page.locator('body')).not.toContainText(internal);
+  }
+  // The contents name the guide's sections, each tag's resources and the operations.
+  const contents = page.getByRole('navigation', { name: 'Contents' });
+  await expect(contents.getByRole('link', { name: 'Errors', exact: true })).toHaveAttribute('href', '#errors');
+  await expect(contents.getByRole('link', { name: 'Webhooks', exact: true })).toHaveAttribute('href', '#res-Store-Webhooks');
+
+  // Without JavaScript an opened panel shows the request as a curl line.
+  const panel = page.locator('article#op-listPets .try-it');
+  await panel.locator('summary').click();
+  await expect(panel.locator('.curl')).toContainText(`curl -i -X GET '${new URL(page.url()).origin}/api/v1/pets' -H "X-API-Key: $KEY"`);
   await context.close();
 });
 
@@ -65,8 +94,11 @@ test('try it: GET /pets with the signed-in key answers 200 with the rate-limit h
   await page.goto('/docs#op-listPets');
   await hydrated(page);
   const panel = page.locator('article#op-listPets .try-it');
+  // A closed panel is a summary alone: its form is drawn when it is first opened.
+  await expect(panel.locator('input, select, textarea, button')).toHaveCount(0);
   await panel.getByText('Try it').click();
-  await expect(panel.getByLabel('My signed-in key')).toBeChecked();
+  await expect(page.getByLabel('My signed-in key')).toBeChecked();
+  await expect(panel.locator('.sent-with')).toContainText('Sent with your signed-in key.');
   await panel.getByLabel(/^limit/).fill('2');
   // A parameter of a few values is a picker.
   await panel.getByLabel(/^status/).selectOption('available');
@@ -90,33 +122,71 @@ test('try it: GET /pets with the signed-in key answers 200 with the rate-limit h
   expect(bodyFirst).toBe(true);
 });
 
-test('try it with a pasted key, by keyboard alone; a bad key shows the Error object', async ({ page }) => {
+test('one pasted key for the whole page, by keyboard alone; a bad key shows the Error object', async ({ page }) => {
   const key = cliKey('admin', 'e2e pasted');
   await page.goto('/docs');
   await hydrated(page);
+  // Not signed in: the key bar offers the pasted key, once for every panel.
+  await expect(page.getByLabel('A pasted key')).toBeChecked();
+  await expect(page.getByLabel('My signed-in key (sign in first)')).toBeDisabled();
+  await page.getByLabel('API key to send').focus();
+  await page.keyboard.type('psk_0000000000_not-a-key');
+
   const panel = page.locator('article#op-createCategory .try-it');
   // Keyboard only: focus the panel's summary, open it, fill it, send it.
   await panel.locator('summary').focus();
   await page.keyboard.press('Enter');
-  await expect(panel.getByLabel('A pasted key')).toBeChecked();
   const body = panel.getByLabel('Body (JSON)');
   await expect(body).toHaveValue(/"name": "Dogs"/);
+  await expect(panel.locator('.sent-with')).toContainText('Sent with the key pasted above.');
   await body.focus();
   await page.keyboard.press('ControlOrMeta+a');
   await page.keyboard.type(JSON.stringify({ name: unique('Axolotls') }));
   await page.keyboard.press('Tab');
-  await expect(panel.getByLabel('A pasted key')).toBeFocused(); // the signed-in one is disabled
-  await page.keyboard.press('Tab');
-  await expect(panel.getByLabel('API key to send')).toBeFocused();
-  await page.keyboard.type('psk_0000000000_not-a-key');
+  await expect(panel.getByRole('link', { name: 'Change the key' })).toBeFocused();
   await page.keyboard.press('Tab');
   await expect(panel.getByRole('button', { name: 'Send' })).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(panel.locator('.status-code')).toHaveText('401');
   await expect(panel.locator('pre.body')).toContainText('"code": "invalid_api_key"');
 
-  await panel.getByLabel('API key to send').fill(key);
+  // The key changed once, above, is what every panel sends from then on.
+  await page.getByLabel('API key to send').fill(key);
   await panel.getByRole('button', { name: 'Send' }).click();
   await expect(panel.locator('.status-code')).toHaveText('201');
   await expect(panel.locator('tr[data-header="location"] td')).toHaveText(/\/categories\/\d+/);
+  const keys = page.locator('article#op-listKeys .try-it');
+  await keys.getByText('Try it').click();
+  await keys.getByRole('button', { name: 'Send' }).click();
+  await expect(keys.locator('.status-code')).toHaveText('200');
+  // With no key at all, a panel says what it will send.
+  await page.getByLabel('API key to send').fill('');
+  await expect(keys.locator('.sent-with')).toContainText('Sent without a key: paste one above, or sign in.');
+});
+
+test('the contents keep long paths whole, and a phone gets no wider than its screen', async ({ page }) => {
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.goto('/docs');
+  const cut = await page.locator('nav.docs-toc a').evaluateAll((links) =>
+    links
+      .filter((a) => a.scrollWidth > a.clientWidth + 1 || a.getBoundingClientRect().right > a.closest('nav')!.getBoundingClientRect().right + 1)
+      .map((a) => a.textContent),
+  );
+  expect(cut).toEqual([]);
+  const tall = await page.evaluate(() => document.documentElement.scrollHeight);
+  console.log(`/docs at 1366 px: ${tall} px tall`);
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto('/docs');
+  await hydrated(page);
+  const wide = await page.evaluate(() =>
+    [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && e.getClientRects().length > 0)
+      .map((e) => e.tagName + '.' + e.className)
+      .slice(0, 5),
+  );
+  expect(wide).toEqual([]);
+  // On a phone the contents name sections and resources, not each of the operations.
+  await expect(page.locator('nav.docs-toc .toc-operations').first()).toBeHidden();
+  console.log(`/docs at 390 px: ${await page.evaluate(() => document.documentElement.scrollHeight)} px tall`);
 });

@@ -313,8 +313,9 @@ async fn every_operation_that_needs_a_key_refuses_a_missing_or_bad_one() {
 async fn the_reference_offers_pickers_and_keeps_heading_levels() {
     let app = TestApp::new().await;
     let reference = app::reference::ApiReference::build(&document(&app).await);
-    let operation =
-        |id: &str| reference.groups.iter().flat_map(|group| &group.operations).find(|op| op.id == id).cloned().unwrap();
+    let operation = |id: &str| {
+        reference.groups.iter().flat_map(|group| group.operations()).find(|op| op.id == id).cloned().unwrap()
+    };
     let values = |id: &str, param: &str| {
         operation(id).params.into_iter().find(|p| p.name == param).map(|p| p.values).unwrap_or_default()
     };
@@ -322,5 +323,23 @@ async fn the_reference_offers_pickers_and_keeps_heading_levels() {
     assert_eq!(values("listOrders", "complete"), ["true", "false"]);
     assert!(values("listPets", "q").is_empty());
     assert!(!reference.guide_html.contains("<h3>Rate limits"), "the guide's sections are <h2>");
-    assert!(reference.guide_html.contains("<h2>Rate limits</h2>"));
+    assert!(reference.guide_html.contains("<h2 id=\"rate-limits\">Rate limits</h2>"));
+    // Inside the seed's two tags, by resource; each general error said once, in the
+    // guide, and only named under an operation.
+    let resources = |tag: &str| -> Vec<String> {
+        let group = reference.groups.iter().find(|group| group.tag == tag).unwrap();
+        group.resources.iter().map(|resource| resource.name.clone()).collect()
+    };
+    assert_eq!(resources("Pets"), ["Pets", "Categories"]);
+    assert_eq!(resources("Store"), ["Orders", "Inventory", "Keys", "Events", "Webhooks"]);
+    let create_order = operation("placeOrder");
+    let statuses: Vec<&str> = create_order.responses.iter().map(|r| r.status.as_str()).collect();
+    assert_eq!(statuses, ["201", "409", "422"], "its own answers");
+    assert_eq!(
+        create_order.general_errors,
+        ["400", "401", "403", "405", "408", "413", "415", "429", "500", "503", "507"]
+    );
+    for code in ["rate_limited", "missing_api_key", "insufficient_storage", "unavailable"] {
+        assert!(reference.guide_html.contains(&format!("<code>{code}</code>")), "the guide's Errors name {code}");
+    }
 }

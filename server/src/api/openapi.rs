@@ -23,20 +23,18 @@ use crate::{AppState, Config};
     info(
         title = "Pet Store API",
         version = "1.0.0",
-        description = "The pet store's public REST API: pets, categories and inventory. \
-            Every error is an `Error` object `{code, message, status}`. List endpoints page with \
-            `limit` and `cursor`; the next page is in the `Link: <…>; rel=\"next\"` header.\n\n\
-            Rate limits are the key's, wherever it is used: these requests, and the storefront's \
-            own calls made with a browser signed in with the key, count against its plan's minute \
-            and day; a banned key is refused everywhere. Requests without a key count against the \
-            client's address (IPv6 by /64) at the Free plan's numbers; requests with a key that does \
-            not work, in a bucket of their own, so that guessing is throttled and banned without \
-            banning the address. The client's address is the connection's, or, behind a proxy the \
-            operator trusts (`--trusted-proxies`), the one `X-Forwarded-For` names.\n\n\
-            A browser signed in to the storefront holds a session cookie (HttpOnly, SameSite=Lax; \
-            `Secure` and `__Host-` prefixed when the store is served over HTTPS), never the key; \
-            this API takes it only from the store's own pages (`Sec-Fetch-Site: same-origin`), \
-            as the docs page's try-it panels send it.",
+        description = "The pet store's public REST API: its pets and their categories, stock, \
+            orders, keys, events and webhooks. Every error is an `Error` object `{code, message, \
+            status}`. List endpoints page with `limit` and `cursor`; the next page is in the \
+            `Link: <…>; rel=\"next\"` header.\n\n\
+            Rate limits are the key's, wherever it is used: its plan's requests a minute and a day, \
+            the store's own pages signed in with the key included; a banned key is refused \
+            everywhere. Requests without a key count against the client's address at the Free \
+            plan's numbers; requests with a key that does not work count apart, so that guessing \
+            is throttled and banned without banning the address.\n\n\
+            A browser signed in to the store holds a session cookie, never the key; this API \
+            takes it only from the store's own pages (`Sec-Fetch-Site: same-origin`), as the docs \
+            page's try-it panels send it. Other sites' pages send a key.",
     ),
     servers((url = "/api/v1", description = "This server, API version 1")),
     tags(

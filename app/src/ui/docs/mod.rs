@@ -12,7 +12,7 @@ use crate::reference::{ApiReference, KeyNeed, OperationDoc, SchemaDoc};
 use crate::server_fns::docs::load_api_reference;
 use crate::server_fns::viewer;
 use crate::ui::widgets::ErrorNotice;
-use try_it::TryIt;
+use try_it::{KeyBar, TryIt};
 
 /// An anchor id for an operation.
 fn anchor(operation: &OperationDoc) -> String {
@@ -51,6 +51,12 @@ fn own_origin() -> String {
     "http://localhost:3000".into()
 }
 
+/// A path as the contents show it: it may break after each `/`, so that a long one
+/// wraps in the narrow column rather than being cut.
+fn breakable_path(path: &str) -> impl IntoView + use<> {
+    path.split_inclusive('/').map(|part| view! { {part.to_owned()}<wbr/> }).collect_view()
+}
+
 #[component]
 fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl IntoView {
     // The guide's examples, at this store's own address.
@@ -58,30 +64,46 @@ fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl I
         .guide_html
         .replace("http://localhost:3000", &origin)
         .replace("localhost:3000", origin.trim_start_matches("https://").trim_start_matches("http://"));
+    let guide_links = reference
+        .guide_sections
+        .iter()
+        .map(|(id, title)| view! { <li><a href=format!("#{id}")>{title.clone()}</a></li> })
+        .collect_view();
     let contents = reference
         .groups
         .iter()
         .map(|group| {
-            let links = group
-                .operations
+            let resources = group
+                .resources
                 .iter()
-                .map(|op| {
+                .map(|resource| {
+                    let links = resource
+                        .operations
+                        .iter()
+                        .map(|op| {
+                            view! {
+                                <li><a href=format!("#{}", anchor(op))>
+                                    <span class=format!("method method-{}", op.method.to_ascii_lowercase())>{op.method.clone()}</span>
+                                    " "{breakable_path(&op.path)}
+                                </a></li>
+                            }
+                        })
+                        .collect_view();
                     view! {
-                        <li><a href=format!("#{}", anchor(op))>
-                            <span class=format!("method method-{}", op.method.to_ascii_lowercase())>{op.method.clone()}</span>
-                            " "{op.path.clone()}
-                        </a></li>
+                        <li><a href=format!("#{}", resource_anchor(&group.tag, &resource.name))>{resource.name.clone()}</a>
+                            <ul class="toc-operations">{links}</ul></li>
                     }
                 })
                 .collect_view();
-            view! { <li>{group.tag.clone()}<ul>{links}</ul></li> }
+            view! { <li><a href=format!("#tag-{}", group.tag)>{group.tag.clone()}</a><ul>{resources}</ul></li> }
         })
         .collect_view();
     view! {
         <div class="docs">
-            <nav class="docs-toc" aria-label="Operations">
+            <nav class="docs-toc" aria-label="Contents">
                 <ul>
-                    <li><a href="#guide">"Guide"</a></li>
+                    <li><a href="#guide">"Guide"</a><ul>{guide_links}</ul></li>
+                    <li><a href="#try-key">"Your key"</a></li>
                     {contents}
                     <li><a href="#schemas">"Schemas"</a></li>
                 </ul>
@@ -92,12 +114,26 @@ fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl I
                 <p>"Base URL " <code>"/api/v1"</code> ". The machine-readable document: "
                     <a href="/api/v1/openapi.json">"openapi.json"</a>"."</p>
                 <section id="guide" class="guide" aria-label="Guide" inner_html=guide_html></section>
-                {reference.groups.into_iter().map(|group| view! {
-                    <section class="docs-group" aria-labelledby=format!("tag-{}", group.tag)>
-                        <h2 id=format!("tag-{}", group.tag)>{group.tag.clone()}</h2>
-                        <div class="markdown" inner_html=group.description></div>
-                        {group.operations.into_iter().map(|operation| view! { <Operation operation signed_in origin=origin.clone()/> }).collect_view()}
-                    </section>
+                <section id="try-key" class="try-key" aria-labelledby="try-key-title">
+                    <h2 id="try-key-title">"Your key"</h2>
+                    <p>"Each operation below has a try-it panel. They all send the key chosen here."</p>
+                    <KeyBar signed_in/>
+                </section>
+                {reference.groups.into_iter().map(|group| {
+                    let tag = group.tag.clone();
+                    view! {
+                        <section class="docs-group" aria-labelledby=format!("tag-{}", group.tag)>
+                            <h2 id=format!("tag-{}", group.tag)>{group.tag.clone()}</h2>
+                            <div class="markdown" inner_html=group.description></div>
+                            {group.resources.into_iter().map(|resource| view! {
+                                // No name of its own: the resource is a part of its tag's region.
+                                <section class="docs-resource">
+                                    <h3 id=resource_anchor(&tag, &resource.name)>{resource.name.clone()}</h3>
+                                    {resource.operations.into_iter().map(|operation| view! { <Operation operation signed_in origin=origin.clone()/> }).collect_view()}
+                                </section>
+                            }).collect_view()}
+                        </section>
+                    }
                 }).collect_view()}
                 <section id="schemas" aria-labelledby="schemas-title">
                     <h2 id="schemas-title">"Schemas"</h2>
@@ -106,6 +142,11 @@ fn Reference(reference: ApiReference, signed_in: bool, origin: String) -> impl I
             </div>
         </div>
     }
+}
+
+/// A resource's anchor (the tag too: a name might come under two tags).
+fn resource_anchor(tag: &str, resource: &str) -> String {
+    format!("res-{tag}-{}", resource.replace('.', "-"))
 }
 
 /// A type, linked to its schema when it names one.
@@ -130,7 +171,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
     let stability = operation.stability.clone();
     let params = (!operation.params.is_empty()).then(|| {
         view! {
-            <h4>"Parameters"</h4>
+            <h5>"Parameters"</h5>
             <table class="table compact responsive">
                 <thead><tr><th scope="col">"Name"</th><th scope="col">"In"</th><th scope="col">"Type"</th><th scope="col">"Description"</th></tr></thead>
                 <tbody>
@@ -148,7 +189,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
     });
     let body = operation.body.clone().map(|body| {
         view! {
-            <h4>"Request body"</h4>
+            <h5>"Request body"</h5>
             <p>{type_view(body.type_label)}" "<span inner_html=body.description></span></p>
         }
     });
@@ -167,8 +208,14 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
             }
         })
         .collect_view();
+    let general = (!operation.general_errors.is_empty()).then(|| {
+        view! {
+            <p class="general-errors">"Also the " <a href="#errors">"general errors"</a> ": "
+                {operation.general_errors.join(" · ")}</p>
+        }
+    });
     let panel = if operation.try_it {
-        view! { <TryIt operation=operation.clone() signed_in origin/> }.into_any()
+        view! { <TryIt request=operation.request() signed_in origin/> }.into_any()
     } else {
         view! {
             <p class="notice try-it-hidden">"No try-it panel here (the document marks this operation \
@@ -178,11 +225,11 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
     };
     view! {
         <article class="operation" id=id.clone() aria-labelledby=format!("{id}-title")>
-            <h3 id=format!("{id}-title")>
+            <h4 id=format!("{id}-title")>
                 <span class=method_class>{operation.method.clone()}</span>" "
                 <code class="path">{format!("/api/v1{}", operation.path)}</code>" "
                 <span class="summary">{operation.summary.clone()}</span>
-            </h3>
+            </h4>
             <p class="badges">
                 // A deprecated operation is not also called stable.
                 {match operation.deprecation {
@@ -201,11 +248,12 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
             <div class="description markdown" inner_html=operation.description.clone()></div>
             {params}
             {body}
-            <h4>"Responses"</h4>
+            <h5>"Responses"</h5>
             <table class="table compact responsive">
                 <thead><tr><th scope="col">"Status"</th><th scope="col">"Meaning"</th><th scope="col">"Body"</th><th scope="col">"Error codes"</th></tr></thead>
                 <tbody>{responses}</tbody>
             </table>
+            {general}
             {panel}
         </article>
     }

@@ -1,11 +1,12 @@
-//! The try-it panel: fill the parameters and body, choose the key (the signed-in
-//! session's or a pasted one), send the request from the browser with gloo-net, and
-//! read the status, the headers (rate-limit ones highlighted) and the body.
+//! The try-it panels: fill the parameters and body, send the request from the browser
+//! with gloo-net, and read the status, the headers (rate-limit ones highlighted) and
+//! the body. One key for the whole page (the signed-in session's, or one pasted once)
+//! is chosen in the key bar.
 
 use leptos::prelude::*;
 
 use crate::paths::encode;
-use crate::reference::{KeyNeed, OperationDoc};
+use crate::reference::{KeyNeed, TryParam, TryRequest};
 use crate::ui::widgets::query_string;
 
 /// What came back.
@@ -23,11 +24,10 @@ fn highlighted(name: &str) -> bool {
 }
 
 /// The request the panel's values make: the URL path and query.
-fn request_url(path: &str, params: &[(crate::reference::ParamDoc, RwSignal<String>)]) -> String {
+fn request_url<'a>(path: &str, params: impl IntoIterator<Item = (&'a TryParam, String)>) -> String {
     let mut url = format!("/api/v1{path}");
     let mut query = Vec::new();
     for (param, value) in params {
-        let value = value.get();
         if param.location == "path" {
             url = url.replace(&format!("{{{}}}", param.name), &encode(value.trim()));
         } else {
@@ -36,6 +36,11 @@ fn request_url(path: &str, params: &[(crate::reference::ParamDoc, RwSignal<Strin
     }
     url.push_str(&query_string(query));
     url
+}
+
+/// A path parameter's first value: an id that often names something.
+fn start_value(param: &TryParam) -> String {
+    if param.location == "path" { "1".to_owned() } else { String::new() }
 }
 
 /// The same request as a `curl` line (the key as `$KEY`: a pasted key is never shown).
@@ -52,31 +57,108 @@ fn curl_line(method: &str, origin: &str, url: &str, needs_key: bool, body: Optio
     line
 }
 
-/// `origin` is the store's own address, for the curl line.
+/// The key the page's panels send: the signed-in session's, or one pasted once in
+/// the key bar at the top of the operations.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct PageKey {
+    use_session: bool,
+    pasted: String,
+}
+
+impl PageKey {
+    /// The `X-API-Key` to send: none with the session (its cookie goes instead, from
+    /// this page) or when nothing was pasted.
+    fn header(&self) -> Option<String> {
+        (!self.use_session).then(|| self.pasted.trim().to_owned()).filter(|key| !key.is_empty())
+    }
+}
+
+/// The page's one key, shared by the key bar and every panel. Each island is a root
+/// of its own, so in the browser it lives in the page's WASM instance, made by
+/// whichever island asks first; on the server each island draws the first state.
+fn page_key(signed_in: bool) -> ArcRwSignal<PageKey> {
+    let first = PageKey { use_session: signed_in, pasted: String::new() };
+    #[cfg(feature = "hydrate")]
+    {
+        thread_local! {
+            static SHARED: std::cell::OnceCell<ArcRwSignal<PageKey>> = const { std::cell::OnceCell::new() };
+        }
+        SHARED.with(|shared| shared.get_or_init(|| ArcRwSignal::new(first)).clone())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    ArcRwSignal::new(first)
+}
+
+/// The key bar: which key every try-it panel of the page sends.
 #[island]
-pub fn TryIt(operation: OperationDoc, signed_in: bool, origin: String) -> impl IntoView {
-    let id = operation.id.clone();
-    let values: Vec<(crate::reference::ParamDoc, RwSignal<String>)> = operation
-        .params
-        .iter()
-        .filter(|p| p.location == "path" || p.location == "query")
-        .cloned()
-        .map(|p| {
-            let start = if p.location == "path" { "1".to_owned() } else { String::new() };
-            (p, RwSignal::new(start))
-        })
-        .collect();
-    let body = operation.body.as_ref().map(|b| RwSignal::new(b.example.clone()));
-    let use_session = RwSignal::new(signed_in);
-    let pasted = RwSignal::new(String::new());
+pub fn KeyBar(signed_in: bool) -> impl IntoView {
+    let key = page_key(signed_in);
+    let (session, paste, pasted) = (key.clone(), key.clone(), key.clone());
+    let checked = key.clone();
+    let unchecked = key.clone();
+    let disabled = key.clone();
+    let shown = key;
+    view! {
+        <fieldset class="key-choice">
+            <legend>"The key the try-it panels send"</legend>
+            <input type="radio" id="try-key-session" name="try-key-choice"
+                prop:checked=move || checked.get().use_session disabled=!signed_in
+                on:change=move |_| session.update(|k| k.use_session = true)/>
+            <label for="try-key-session">{if signed_in { "My signed-in key" } else { "My signed-in key (sign in first)" }}</label>
+            <input type="radio" id="try-key-paste" name="try-key-choice"
+                prop:checked=move || !unchecked.get().use_session
+                on:change=move |_| paste.update(|k| k.use_session = false)/>
+            <label for="try-key-paste">"A pasted key"</label>
+            <label for="try-key" class="visually-hidden">"API key to send"</label>
+            <input id="try-key" type="password" autocomplete="off" placeholder="psk_…"
+                disabled=move || disabled.get().use_session
+                prop:value=move || shown.get().pasted
+                on:input=move |ev| pasted.update(|k| k.pasted = event_target_value(&ev))/>
+            <p class="meta">"Get a key on the " <a href="/sign-up">"Get a key"</a> " page, or with " <code>"POST /keys"</code> "."</p>
+        </fieldset>
+    }
+}
+
+/// `origin` is the store's own address, for the curl line. The panel's form is drawn
+/// when it is first opened: until then the island is a `<details>` and a line of text,
+/// so that a page of thirty panels hydrates at once. Without JavaScript, opened, it
+/// shows the request as a curl line.
+#[island]
+pub fn TryIt(request: TryRequest, signed_in: bool, origin: String) -> impl IntoView {
+    let opened = RwSignal::new(false);
+    let needs_key = request.key != KeyNeed::None;
+    let first_url = request_url(&request.path, request.params.iter().map(|p| (p, start_value(p))));
+    let first_curl = curl_line(&request.method, &origin, &first_url, needs_key, request.body_example.clone());
+    let id = request.id.clone();
+    view! {
+        <details class="try-it" data-operation=id on:toggle=move |_| opened.set(true)>
+            <summary>"Try it"</summary>
+            {move || match opened.get() {
+                true => view! { <TryItForm request=request.clone() signed_in origin=origin.clone()/> }.into_any(),
+                false => view! {
+                    <p class="meta">"Trying it needs JavaScript. The same request with curl:"</p>
+                    <pre class="curl"><code>{first_curl.clone()}</code></pre>
+                }.into_any(),
+            }}
+        </details>
+    }
+}
+
+#[component]
+fn TryItForm(request: TryRequest, signed_in: bool, origin: String) -> impl IntoView {
+    let id = request.id.clone();
+    let values: Vec<(TryParam, RwSignal<String>)> =
+        request.params.iter().map(|p| (p.clone(), RwSignal::new(start_value(p)))).collect();
+    let body = request.body_example.clone().map(RwSignal::new);
+    let key = page_key(signed_in);
     let answer = RwSignal::new(None::<Result<Answer, String>>);
     let pending = RwSignal::new(false);
 
-    let method = operation.method.clone();
-    let path = operation.path.clone();
+    let method = request.method.clone();
+    let path = request.path.clone();
     let params = values.clone();
-    let url = Memo::new(move |_| request_url(&path, &params));
-    let needs_key = operation.key != KeyNeed::None;
+    let url = Memo::new(move |_| request_url(&path, params.iter().map(|(p, value)| (p, value.get()))));
+    let needs_key = request.key != KeyNeed::None;
     let curl = {
         let method = method.clone();
         move || curl_line(&method, &origin, &url.get(), needs_key, body.map(|b| b.get()))
@@ -85,97 +167,84 @@ pub fn TryIt(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
         let method = method.clone();
         move || format!("{method} {}", url.get())
     };
+    let sent_with = {
+        let key = key.clone();
+        let need = request.key;
+        move || {
+            let key = key.get();
+            match need {
+                KeyNeed::None => "Sent without a key: it needs none.",
+                _ if key.use_session && signed_in => "Sent with your signed-in key.",
+                _ if key.header().is_some() => "Sent with the key pasted above.",
+                KeyNeed::Optional => "Sent without a key: POST /keys then signs up a Free key.",
+                KeyNeed::Required => "Sent without a key: paste one above, or sign in.",
+            }
+        }
+    };
     let send = move |_| {
         let url = url.get_untracked();
-        let key = (!use_session.get_untracked()).then(|| pasted.get_untracked()).filter(|k| !k.trim().is_empty());
+        let header = key.with_untracked(PageKey::header);
         let body = body.map(|b| b.get_untracked());
         pending.set(true);
         #[cfg(feature = "hydrate")]
         {
             let method = method.clone();
             leptos::task::spawn_local(async move {
-                answer.set(Some(send_request(&method, &url, key, body).await));
+                answer.set(Some(send_request(&method, &url, header, body).await));
                 pending.set(false);
             });
         }
         #[cfg(not(feature = "hydrate"))]
-        let _ = (&method, url, key, body);
+        let _ = (&method, url, header, body);
     };
 
-    let key_need = match operation.key {
-        KeyNeed::Required => "This operation needs a key.",
-        KeyNeed::Optional => "A key is optional here (without one, POST /keys signs up a Free key).",
-        KeyNeed::None => "This operation needs no key.",
-    };
-    let session_id = format!("{id}-session");
-    let paste_id = format!("{id}-paste");
-    let key_id = format!("{id}-key");
     let body_id = format!("{id}-body");
     view! {
-        <details class="try-it" data-operation=id.clone()>
-            <summary>"Try it"</summary>
-            <div class="try-it-form">
-                {values.into_iter().map(|(param, value)| {
-                    let input_id = format!("{id}-{}", param.name);
-                    let label = view! {
-                        <label for=input_id.clone()>
-                            <code>{param.name.clone()}</code>
-                            {format!(" ({}{})", param.location, if param.required { ", required" } else { "" })}
-                        </label>
-                    };
-                    // A parameter of a few values (an enum, a boolean) is a picker.
-                    let field = if param.values.is_empty() {
-                        view! {
-                            <input id=input_id type="text" name=param.name
-                                prop:value=move || value.get()
-                                on:input=move |ev| value.set(event_target_value(&ev))/>
-                        }.into_any()
-                    } else {
-                        view! {
-                            <select id=input_id name=param.name on:change=move |ev| value.set(event_target_value(&ev))>
-                                {(!param.required).then(|| view! { <option value="" selected=true>"(none)"</option> })}
-                                {param.values.iter().cloned().map(|v| { let shown = v.clone(); view! { <option value=v>{shown}</option> } }).collect_view()}
-                            </select>
-                        }.into_any()
-                    };
-                    view! { {label} {field} }
-                }).collect_view()}
-                {body.map(|body| view! {
-                    <label for=body_id.clone()>"Body (JSON)"</label>
-                    <textarea id=body_id rows="6" spellcheck="false"
-                        prop:value=move || body.get()
-                        on:input=move |ev| body.set(event_target_value(&ev))>{body.get_untracked()}</textarea>
-                })}
-                <fieldset class="key-choice">
-                    <legend>"Key"</legend>
-                    <p class="meta">{key_need}</p>
-                    <input type="radio" id=session_id.clone() name=format!("{id}-key-choice")
-                        prop:checked=move || use_session.get() disabled=!signed_in
-                        on:change=move |_| use_session.set(true)/>
-                    <label for=session_id>{if signed_in { "My signed-in key" } else { "My signed-in key (sign in first)" }}</label>
-                    <input type="radio" id=paste_id.clone() name=format!("{id}-key-choice")
-                        prop:checked=move || !use_session.get()
-                        on:change=move |_| use_session.set(false)/>
-                    <label for=paste_id>"A pasted key"</label>
-                    <label for=key_id.clone() class="visually-hidden">"API key to send"</label>
-                    <input id=key_id type="password" autocomplete="off" placeholder="psk_…"
-                        disabled=move || use_session.get()
-                        prop:value=move || pasted.get()
-                        on:input=move |ev| pasted.set(event_target_value(&ev))/>
-                </fieldset>
-                <p class="request">"Request: "<code>{shown_request}</code></p>
-                <pre class="curl" aria-label="The same request with curl"><code>{curl}</code></pre>
-                <button type="button" class="send" on:click=send disabled=move || pending.get()>
-                    {move || if pending.get() { "Sending…" } else { "Send" }}
-                </button>
-            </div>
-            <div class="try-it-answer" aria-live="polite">
-                {move || answer.get().map(|answer| match answer {
-                    Err(problem) => view! { <p class="form-error" role="alert">{problem}</p> }.into_any(),
-                    Ok(answer) => view! { <AnswerView answer/> }.into_any(),
-                })}
-            </div>
-        </details>
+        <div class="try-it-form">
+            {values.into_iter().map(|(param, value)| {
+                let input_id = format!("{id}-{}", param.name);
+                let label = view! {
+                    <label for=input_id.clone()>
+                        <code>{param.name.clone()}</code>
+                        {format!(" ({}{})", param.location, if param.required { ", required" } else { "" })}
+                    </label>
+                };
+                // A parameter of a few values (an enum, a boolean) is a picker.
+                let field = if param.values.is_empty() {
+                    view! {
+                        <input id=input_id type="text" name=param.name
+                            prop:value=move || value.get()
+                            on:input=move |ev| value.set(event_target_value(&ev))/>
+                    }.into_any()
+                } else {
+                    view! {
+                        <select id=input_id name=param.name on:change=move |ev| value.set(event_target_value(&ev))>
+                            {(!param.required).then(|| view! { <option value="" selected=true>"(none)"</option> })}
+                            {param.values.iter().cloned().map(|v| { let shown = v.clone(); view! { <option value=v>{shown}</option> } }).collect_view()}
+                        </select>
+                    }.into_any()
+                };
+                view! { {label} {field} }
+            }).collect_view()}
+            {body.map(|body| view! {
+                <label for=body_id.clone()>"Body (JSON)"</label>
+                <textarea id=body_id rows="6" spellcheck="false"
+                    prop:value=move || body.get()
+                    on:input=move |ev| body.set(event_target_value(&ev))>{body.get_untracked()}</textarea>
+            })}
+            <p class="meta sent-with">{sent_with}" "<a href="#try-key">"Change the key"</a></p>
+            <p class="request">"Request: "<code>{shown_request}</code></p>
+            <pre class="curl" aria-label="The same request with curl"><code>{curl}</code></pre>
+            <button type="button" class="send" on:click=send disabled=move || pending.get()>
+                {move || if pending.get() { "Sending…" } else { "Send" }}
+            </button>
+        </div>
+        <div class="try-it-answer" aria-live="polite">
+            {move || answer.get().map(|answer| match answer {
+                Err(problem) => view! { <p class="form-error" role="alert">{problem}</p> }.into_any(),
+                Ok(answer) => view! { <AnswerView answer/> }.into_any(),
+            })}
+        </div>
     }
 }
 
