@@ -59,6 +59,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 <meta name="description" content="A pet store: browse our animals by category and status."/>
                 <HashedStylesheet id="leptos" options=options.clone()/>
+                // Before anything is drawn, so that a chosen theme never flashes the other.
+                <script nonce=leptos::nonce::use_nonce() inner_html=THEME_SCRIPT></script>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options islands=true/>
                 <MetaTags/>
@@ -98,6 +100,7 @@ pub fn App() -> impl IntoView {
                             <A href="/" exact=true>"Catalog"</A>
                             <A href="/categories">"Categories"</A>
                             <A href="/docs">"API docs"</A>
+                            <ThemeSwitch/>
                         </div>
                         <Transition>
                             {move || Suspend::new(async move {
@@ -231,6 +234,72 @@ fn MenuButton() -> impl IntoView {
                 "Menu"
             </span>
         </button>
+    }
+}
+
+/// The theme a visitor chose with the switch, put on `<html>` by the page's first
+/// script (the system's setting otherwise). Kept in the browser (`localStorage`): the
+/// server never sees it, so every visitor can be sent the same kept page.
+const THEME_SCRIPT: &str = "try{var t=localStorage.getItem('theme');\
+    if(t==='light'||t==='dark')document.documentElement.setAttribute('data-theme',t)}catch(e){}";
+
+/// The header's theme switch: a toggle button, pressed while the page is dark. It
+/// sets the theme for this browser whatever the system's setting. Without scripting
+/// CSS hides it (the system's theme then).
+#[island]
+fn ThemeSwitch() -> impl IntoView {
+    // What the page shows, known in the browser only (after hydration).
+    let dark = RwSignal::new(false);
+    Effect::new(move |_| dark.set(theme::is_dark()));
+    view! {
+        <button type="button" class="theme-switch" aria-pressed=move || dark.get().to_string()
+            on:click=move |_| {
+                let next = !dark.get_untracked();
+                theme::choose(next);
+                dark.set(next);
+            }>
+            <span aria-hidden="true" class="theme-icon"></span>
+            "Dark theme"
+        </button>
+    }
+}
+
+mod theme {
+    /// Whether the page is dark now: the chosen theme, else the system's.
+    pub fn is_dark() -> bool {
+        #[cfg(feature = "hydrate")]
+        {
+            let chosen =
+                leptos::prelude::document().document_element().and_then(|html| html.get_attribute("data-theme"));
+            match chosen.as_deref() {
+                Some("dark") => true,
+                Some("light") => false,
+                _ => leptos::prelude::window()
+                    .match_media("(prefers-color-scheme: dark)")
+                    .ok()
+                    .flatten()
+                    .is_some_and(|query| query.matches()),
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        false
+    }
+
+    /// Shows the page `dark` or light, and keeps the choice for the next pages.
+    pub fn choose(dark: bool) {
+        #[cfg(feature = "hydrate")]
+        {
+            let theme = if dark { "dark" } else { "light" };
+            if let Some(html) = leptos::prelude::document().document_element() {
+                let _ = html.set_attribute("data-theme", theme);
+            }
+            // Private browsing may refuse storage: the choice then lasts this page.
+            if let Ok(Some(storage)) = leptos::prelude::window().local_storage() {
+                let _ = storage.set_item("theme", theme);
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = dark;
     }
 }
 
