@@ -1060,6 +1060,13 @@ pub struct Delivery {
     /// Why the attempt failed; null when it did not.
     #[cfg_attr(feature = "ssr", schema(required = true))]
     pub error: Option<String>,
+    /// The body the attempt sends: the event, as the `webhook-signature` signs it.
+    #[cfg_attr(feature = "ssr", schema(value_type = Object))]
+    pub payload: serde_json::Value,
+    /// The first 2,048 bytes of the endpoint's answer, as text; null when it gave none
+    /// (or an empty one), and until the attempt is made.
+    #[cfg_attr(feature = "ssr", schema(required = true))]
+    pub response_body: Option<String>,
     #[cfg_attr(feature = "ssr", schema(format = DateTime))]
     pub created_at: String,
     /// When the attempt is made (pending) or, after a failure, when it is tried again;

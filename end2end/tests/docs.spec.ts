@@ -36,10 +36,10 @@ test('the reference reads without JavaScript, from the live document', async ({ 
   await expect(getPet.locator('tr', { hasText: '404' })).toContainText('not_found');
   // The errors any operation may answer are described once, in the guide's Errors,
   // and each operation links there rather than repeating them.
-  const generalRows = page.locator('article.operation tbody tr').filter({ hasText: /^(400|401|403|405|408|413|415|429|500|503|507)/ });
+  const generalRows = page.locator('article.operation table.responses tbody tr').filter({ hasText: /^(400|401|403|405|408|413|415|429|500|503|507)/ });
   await expect(generalRows).toHaveCount(0);
   const placeOrder = page.locator('article#op-placeOrder');
-  await expect(placeOrder.locator('tbody tr td:first-child')).toHaveText(['201', '409', '422']);
+  await expect(placeOrder.locator('table.responses tbody tr td:first-child')).toHaveText(['201', '409', '422']);
   await expect(placeOrder.locator('.general-errors')).toContainText('401 · 403');
   await expect(placeOrder.locator('.general-errors').getByRole('link', { name: 'general errors' })).toHaveAttribute('href', '#errors');
   await expect(page.locator('#errors')).toHaveText('Errors');

@@ -87,6 +87,11 @@ test('staff register an endpoint, copy its secret once, test it and read its log
     await hydrated(page);
     await expect(attempt).toContainText('ping');
     await expect(attempt).toContainText('HTTP 204');
+    // Folded under the attempt: the body it sent, as the receiver got it; a 204 has no answer body.
+    const details = page.locator('tr.delivery-more details').first();
+    await details.getByText('What was sent and answered').click();
+    expect(JSON.parse((await details.locator('pre.payload').textContent())!)).toEqual(JSON.parse(sink.got[0].body));
+    await expect(details.locator('.response-body')).toHaveText('No answer body.');
     await attempt.getByRole('button', { name: 'Send again' }).click();
     await expect(page.getByText(/Sending event evt_\w+ again \(attempt 2\)/)).toBeVisible();
     await expect.poll(() => sink.got.length).toBe(2);

@@ -144,6 +144,13 @@ async fn a_failed_delivery_is_retried_with_the_same_id_and_the_log_says_so() {
     assert_eq!(attempts[1]["error"], "the endpoint answered 500 Internal Server Error");
     assert!(attempts[1]["nextAttemptAt"].is_string());
     assert_eq!(attempts[0]["eventId"], attempts[1]["eventId"]);
+    // What was sent, as the receiver got it, and the start of each answer (2 KiB of
+    // the refusal's 3 KB, cut there).
+    let sent: Value = serde_json::from_slice(&got[0].body).unwrap();
+    assert_eq!((&attempts[0]["payload"], &attempts[1]["payload"]), (&sent, &sent));
+    assert_eq!(attempts[0]["responseBody"], "thanks");
+    let refused = attempts[1]["responseBody"].as_str().unwrap();
+    assert_eq!(refused, &common::receiver::refusal()[..2_048]);
 
     // Retried by hand: sent again, as a third attempt.
     let retried =
@@ -550,6 +557,13 @@ async fn the_console_manages_endpoints_and_shows_their_deliveries() {
     // The log: the ping, once delivered.
     let log = poll_page(&app, &staff, &format!("/admin/webhooks/{id}"), "Delivered").await;
     assert!(log.contains("ping") && log.contains("HTTP 200") && log.contains(events[0]["id"].as_str().unwrap()));
+    // Folded under the attempt: the body sent (the webhook's id in its data) and the answer's.
+    let folded = log.split("What was sent and answered").nth(1).expect("an attempt's details");
+    assert!(
+        folded.contains(&format!("&quot;webhookId&quot;: {id}")) || folded.contains(&format!("\"webhookId\": {id}")),
+        "{folded}"
+    );
+    assert!(folded.contains("thanks"), "{folded}");
     let deliveries = app.get(&format!("/api/v1/webhooks/{id}/deliveries")).await.body;
     let delivery = deliveries[0]["id"].as_i64().unwrap();
 

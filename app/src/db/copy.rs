@@ -151,6 +151,7 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
             ("response_status", OptInt),
             ("duration_ms", OptInt),
             ("error", OptText),
+            ("response_body", OptText),
         ],
         Some("id"),
     ),

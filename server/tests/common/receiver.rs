@@ -1,5 +1,5 @@
 //! A webhook receiver on loopback for the tests: it records every request and answers
-//! with the statuses it is given in turn.
+//! with the statuses it is given in turn: "thanks" with a 2xx, [`REFUSAL`] with any other (`refusal`).
 
 #![allow(dead_code)]
 
@@ -8,6 +8,12 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
+
+/// The body of a receiver's answer that is not 2xx: longer than the 2 KiB the store
+/// keeps of it.
+pub fn refusal() -> String {
+    format!("refused: {}", "x".repeat(3_000))
+}
 
 /// What a receiver was sent.
 #[derive(Clone, Debug)]
@@ -43,7 +49,8 @@ impl Receiver {
                     seen.lock().unwrap().push(Received { headers, body: body.to_vec() });
                     let mut answers = answers.lock().unwrap();
                     let status = if answers.is_empty() { 200 } else { answers.remove(0) };
-                    StatusCode::from_u16(status).unwrap()
+                    let body = if (200..300).contains(&status) { "thanks".to_owned() } else { refusal() };
+                    (StatusCode::from_u16(status).unwrap(), body)
                 }
             }),
         );

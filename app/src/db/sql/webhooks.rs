@@ -118,10 +118,15 @@ pub struct DeliveryRow {
     pub response_status: Option<i64>,
     pub duration_ms: Option<i64>,
     pub error: Option<String>,
+    pub response_body: Option<String>,
+    /// The event as stored, for the body the delivery sends.
+    pub event_created_at: i64,
+    pub event_data: String,
 }
 
 const DELIVERY_COLUMNS: &str = "SELECT d.id, d.webhook_id, d.event_seq, e.id AS event_id, e.type AS event_type,
-     d.attempt, d.status, d.created_at, d.due_at, d.attempted_at, d.response_status, d.duration_ms, d.error
+     d.attempt, d.status, d.created_at, d.due_at, d.attempted_at, d.response_status, d.duration_ms, d.error,
+     d.response_body, e.created_at AS event_created_at, e.data AS event_data
      FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq";
 
 /// A pending attempt (`attempt`) of sending event `event_seq` to the endpoint, due at
@@ -280,6 +285,8 @@ pub struct Outcome<'a> {
     pub response_status: Option<i64>,
     pub duration_ms: i64,
     pub error: Option<&'a str>,
+    /// The start of the endpoint's answer (`services::webhooks::ANSWER_KEPT` bytes).
+    pub response_body: Option<&'a str>,
     /// When a retry is due (a failure that is retried).
     pub retry_at: Option<i64>,
 }
@@ -289,8 +296,8 @@ pub struct Outcome<'a> {
 pub async fn finish(conn: &mut Conn, id: i64, outcome: &Outcome<'_>) -> AppResult<bool> {
     let changed = on_conn!(conn, |c| sqlx::query(
         "UPDATE webhook_deliveries SET status = $1, attempted_at = $2, response_status = $3, duration_ms = $4,
-             error = $5, due_at = $6, claimed_until = NULL
-         WHERE id = $7 AND status = 'pending'"
+             error = $5, due_at = $6, claimed_until = NULL, response_body = $7
+         WHERE id = $8 AND status = 'pending'"
     )
     .bind(outcome.status)
     .bind(outcome.attempted_at)
@@ -298,6 +305,7 @@ pub async fn finish(conn: &mut Conn, id: i64, outcome: &Outcome<'_>) -> AppResul
     .bind(outcome.duration_ms)
     .bind(outcome.error)
     .bind(outcome.retry_at)
+    .bind(outcome.response_body)
     .bind(id)
     .execute(c)
     .await

@@ -32,6 +32,9 @@ use super::{Targets, takes};
 
 /// How long an endpoint has to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// Bytes of an endpoint's answer kept with the attempt, for the staff's log: enough
+/// for an error message, never a large page.
+pub const ANSWER_KEPT: usize = 2_048;
 /// How long a claim holds: twice what a sending may take ([`TIMEOUT`]); an attempt of
 /// a server that died meanwhile is taken over after.
 const CLAIM_MS: i64 = 20_000;
@@ -240,9 +243,9 @@ impl Dispatcher {
             Ok(_) => None,
             Err(_) => retry_at(attempt.attempt, now, attempt.event_created_at, jitter()),
         };
-        let (response_status, error) = match &sent {
-            Ok(status) => (Some(i64::from(*status)), None),
-            Err(failure) => (failure.status.map(i64::from), Some(failure.why.as_str())),
+        let (response_status, error, response_body) = match &sent {
+            Ok(answer) => (Some(i64::from(answer.status)), None, answer.body.as_deref()),
+            Err(failure) => (failure.status.map(i64::from), Some(failure.why.as_str()), failure.body.as_deref()),
         };
         let outcome = Outcome {
             status: outcome_label,
@@ -250,6 +253,7 @@ impl Dispatcher {
             response_status,
             duration_ms: duration,
             error,
+            response_body,
             retry_at: retry,
         };
         let mut tx = self.db.begin_write_outside_catalog().await?;
@@ -290,8 +294,8 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// The request itself: the endpoint's answer's status when it is 2xx.
-    async fn send(&self, attempt: &Claimed) -> Result<u16, Failure> {
+    /// The request itself: the endpoint's answer when it is 2xx.
+    async fn send(&self, attempt: &Claimed) -> Result<Answered, Failure> {
         let url = reqwest::Url::parse(&attempt.url)
             .map_err(|err| Failure::new(format!("the URL is no longer valid: {err}")))?;
         // An address in the URL itself is not resolved: judged here. (A name is judged
@@ -321,14 +325,18 @@ impl Dispatcher {
             .send()
             .await;
         match answer {
-            Ok(response) if response.status().is_success() => Ok(response.status().as_u16()),
+            Ok(response) if response.status().is_success() => {
+                Ok(Answered { status: response.status().as_u16(), body: excerpt(response).await })
+            }
             Ok(response) if response.status().is_redirection() => Err(Failure {
                 status: Some(response.status().as_u16()),
                 why: "the endpoint answered with a redirect, which is not followed".into(),
+                body: excerpt(response).await,
             }),
             Ok(response) => Err(Failure {
                 status: Some(response.status().as_u16()),
                 why: format!("the endpoint answered {}", response.status()),
+                body: excerpt(response).await,
             }),
             Err(err) if err.is_timeout() => Err(Failure::new(format!("no answer within {} s", TIMEOUT.as_secs()))),
             // Without the URL (reqwest's own words name it, token and all).
@@ -342,16 +350,38 @@ fn host_of(url: &str) -> String {
     reqwest::Url::parse(url).ok().and_then(|url| url.host_str().map(str::to_owned)).unwrap_or_else(|| "?".to_owned())
 }
 
-/// Why an attempt failed, and the endpoint's status when it answered.
+/// A 2xx answer: its status and the start of its body.
+struct Answered {
+    status: u16,
+    body: Option<String>,
+}
+
+/// Why an attempt failed, and the endpoint's status and the start of its body when it
+/// answered.
 struct Failure {
     status: Option<u16>,
     why: String,
+    body: Option<String>,
 }
 
 impl Failure {
     fn new(why: String) -> Failure {
-        Failure { status: None, why }
+        Failure { status: None, why, body: None }
     }
+}
+
+/// The first [`ANSWER_KEPT`] bytes of an answer's body, as text (a character cut in
+/// two or bytes that are not UTF-8 read as U+FFFD); `None` for an empty body. The
+/// rest is not read, and a body slower than the sending's time limit ends the read.
+async fn excerpt(mut response: reqwest::Response) -> Option<String> {
+    let mut kept = Vec::new();
+    while kept.len() < ANSWER_KEPT {
+        match response.chunk().await {
+            Ok(Some(chunk)) => kept.extend_from_slice(&chunk[..chunk.len().min(ANSWER_KEPT - kept.len())]),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).into_owned())
 }
 
 /// An error with its causes, as one line (reqwest's own says "error sending request").

@@ -230,6 +230,16 @@ fn delivery_to_api(row: DeliveryRow) -> AppResult<Delivery> {
         row.status.parse().map_err(|_| AppError::internal("a delivery's status", row.status.clone()))?;
     let event_type: EventType =
         row.event_type.parse().map_err(|_| AppError::internal("an event's type", row.event_type.clone()))?;
+    let sent = events::envelope_json(&sql::events::StoredEvent {
+        seq: row.event_seq,
+        id: row.event_id.clone(),
+        kind: row.event_type.clone(),
+        created_at: row.event_created_at,
+        data: row.event_data,
+        owner_key_id: None,
+        admin_only: false,
+    });
+    let payload = serde_json::from_str(&sent).map_err(|e| AppError::internal("an event's body", e))?;
     Ok(Delivery {
         id: row.id,
         event_id: row.event_id,
@@ -239,6 +249,8 @@ fn delivery_to_api(row: DeliveryRow) -> AppResult<Delivery> {
         response_status: row.response_status,
         duration_ms: row.duration_ms,
         error: row.error,
+        payload,
+        response_body: row.response_body,
         created_at: rfc3339_ms(row.attempted_at.unwrap_or(row.created_at)),
         next_attempt_at: row.due_at.map(rfc3339_ms),
     })

@@ -334,6 +334,8 @@ fn DeliveryRow(webhook_id: i64, delivery: Delivery, newest: bool) -> impl IntoVi
         (None, None) => "—".to_owned(),
     };
     let took = delivery.duration_ms.map_or_else(|| "—".to_owned(), |ms| format!("{ms} ms"));
+    let sent = serde_json::to_string_pretty(&delivery.payload).unwrap_or_default();
+    let answered = delivery.response_body.clone();
     // A pending attempt is made then; after a failure, the next one is.
     let next = delivery.next_attempt_at.map(|at| {
         let label = if delivery.status == DeliveryStatus::Pending { "Due " } else { "Next attempt " };
@@ -350,6 +352,21 @@ fn DeliveryRow(webhook_id: i64, delivery: Delivery, newest: bool) -> impl IntoVi
             <td data-label="Next">
                 {next}
                 {newest.then(|| view! { <RetryForm id=delivery.id webhook_id/> })}
+            </td>
+        </tr>
+        // What was sent and what came back, folded under the attempt, the width of the table.
+        <tr class="delivery-more">
+            <td colspan="7">
+                <details class="delivery-details">
+                    <summary>"What was sent and answered"</summary>
+                    <p class="meta">"Sent (the request's body)"</p>
+                    <pre class="payload"><code>{sent}</code></pre>
+                    <p class="meta">"Answered (the first 2 KB of the response's body)"</p>
+                    {match answered {
+                        Some(body) => view! { <pre class="response-body"><code>{body}</code></pre> }.into_any(),
+                        None => view! { <p class="response-body empty">"No answer body."</p> }.into_any(),
+                    }}
+                </details>
             </td>
         </tr>
     }

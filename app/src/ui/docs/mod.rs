@@ -249,7 +249,7 @@ fn Operation(operation: OperationDoc, signed_in: bool, origin: String) -> impl I
             {params}
             {body}
             <h5>"Responses"</h5>
-            <table class="table compact responsive">
+            <table class="table compact responsive responses">
                 <thead><tr><th scope="col">"Status"</th><th scope="col">"Meaning"</th><th scope="col">"Body"</th><th scope="col">"Error codes"</th></tr></thead>
                 <tbody>{responses}</tbody>
             </table>

@@ -109,8 +109,8 @@ pub fn KeyBar(signed_in: bool) -> impl IntoView {
                 prop:checked=move || !unchecked.get().use_session
                 on:change=move |_| paste.update(|k| k.use_session = false)/>
             <label for="try-key-paste">"A pasted key"</label>
-            <label for="try-key" class="visually-hidden">"API key to send"</label>
-            <input id="try-key" type="password" autocomplete="off" placeholder="psk_…"
+            <label for="try-key-input" class="visually-hidden">"API key to send"</label>
+            <input id="try-key-input" type="password" autocomplete="off" placeholder="psk_…"
                 disabled=move || disabled.get().use_session
                 prop:value=move || shown.get().pasted
                 on:input=move |ev| pasted.update(|k| k.pasted = event_target_value(&ev))/>
