@@ -120,6 +120,30 @@ test('try it: GET /pets with the signed-in key answers 200 with the rate-limit h
     (pre) => !!(pre.compareDocumentPosition(pre.parentElement!.querySelector('table.headers')!) & Node.DOCUMENT_POSITION_FOLLOWING),
   );
   expect(bodyFirst).toBe(true);
+
+  // Signed in but with "A pasted key" chosen and none pasted, the panel says it sends no
+  // key, and it does not: the session's cookie stays behind too.
+  await page.getByLabel('A pasted key').check();
+  await expect(panel.locator('.sent-with')).toContainText('Sent without a key: paste one above, or sign in.');
+  await panel.getByRole('button', { name: 'Send' }).click();
+  await expect(panel.locator('.status-code')).toHaveText('401');
+  await expect(panel.locator('pre.body')).toContainText('"code": "missing_api_key"');
+});
+
+test('a panel opened before hydration shows its form once hydrated', async ({ page }) => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/pkg/*.wasm', async (route) => {
+    await gate;
+    await route.continue();
+  });
+  await page.goto('/docs', { waitUntil: 'domcontentloaded' });
+  const panel = page.locator('article#op-listPets .try-it');
+  await panel.locator('summary').click();
+  await expect(panel.locator('.curl')).toBeVisible();
+  release();
+  await hydrated(page);
+  await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
 });
 
 test('one pasted key for the whole page, by keyboard alone; a bad key shows the Error object', async ({ page }) => {

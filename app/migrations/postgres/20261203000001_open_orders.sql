@@ -3,6 +3,10 @@
 -- view (docs/PERFORMANCE.md). Kept by the triggers below in the transaction of each
 -- write, whoever writes, and filled here from the rows. (The server's writes take one
 -- lock in turn, so the one row adds no wait of its own.)
+-- No order may fall between the total's fill and its triggers (another server still
+-- running the previous release, say): orders are held until COMMIT.
+LOCK TABLE orders IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE open_orders (
     id     BIGINT PRIMARY KEY CHECK (id = 1),
     orders BIGINT NOT NULL

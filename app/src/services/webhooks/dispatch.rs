@@ -371,8 +371,9 @@ impl Failure {
 }
 
 /// The first [`ANSWER_KEPT`] bytes of an answer's body, as text (a character cut in
-/// two or bytes that are not UTF-8 read as U+FFFD); `None` for an empty body. The
-/// rest is not read, and a body slower than the sending's time limit ends the read.
+/// two, bytes that are not UTF-8 and NUL, which PostgreSQL's `TEXT` refuses, read as
+/// U+FFFD); `None` for an empty body. The rest is not read, and a body slower than the
+/// sending's time limit ends the read.
 async fn excerpt(mut response: reqwest::Response) -> Option<String> {
     let mut kept = Vec::new();
     while kept.len() < ANSWER_KEPT {
@@ -381,7 +382,7 @@ async fn excerpt(mut response: reqwest::Response) -> Option<String> {
             Ok(None) | Err(_) => break,
         }
     }
-    (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).into_owned())
+    (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}"))
 }
 
 /// An error with its causes, as one line (reqwest's own says "error sending request").
@@ -455,6 +456,15 @@ impl reqwest::dns::Resolve for Resolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_answer_is_kept_as_text_postgresql_can_store_cut_at_its_limit() {
+        let answer = |body: Vec<u8>| reqwest::Response::from(axum::http::Response::new(body));
+        assert_eq!(excerpt(answer(b"ok\0done".to_vec())).await.as_deref(), Some("ok\u{FFFD}done"));
+        assert_eq!(excerpt(answer(vec![0xff, b'a'])).await.as_deref(), Some("\u{FFFD}a"));
+        assert_eq!(excerpt(answer(vec![b'x'; 5_000])).await.map(|kept| kept.len()), Some(ANSWER_KEPT));
+        assert_eq!(excerpt(answer(Vec::new())).await, None);
+    }
 
     #[test]
     fn an_endpoint_is_logged_by_its_host_alone() {

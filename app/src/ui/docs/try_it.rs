@@ -126,12 +126,19 @@ pub fn KeyBar(signed_in: bool) -> impl IntoView {
 #[island]
 pub fn TryIt(request: TryRequest, signed_in: bool, origin: String) -> impl IntoView {
     let opened = RwSignal::new(false);
+    // A panel opened before the page's script ran missed its `toggle`: seen here.
+    let panel = NodeRef::<leptos::html::Details>::new();
+    Effect::new(move |_| {
+        if panel.get().is_some_and(|details| details.open()) {
+            opened.set(true);
+        }
+    });
     let needs_key = request.key != KeyNeed::None;
     let first_url = request_url(&request.path, request.params.iter().map(|p| (p, start_value(p))));
     let first_curl = curl_line(&request.method, &origin, &first_url, needs_key, request.body_example.clone());
     let id = request.id.clone();
     view! {
-        <details class="try-it" data-operation=id on:toggle=move |_| opened.set(true)>
+        <details class="try-it" data-operation=id node_ref=panel on:toggle=move |_| opened.set(true)>
             <summary>"Try it"</summary>
             {move || match opened.get() {
                 true => view! { <TryItForm request=request.clone() signed_in origin=origin.clone()/> }.into_any(),
@@ -183,19 +190,19 @@ fn TryItForm(request: TryRequest, signed_in: bool, origin: String) -> impl IntoV
     };
     let send = move |_| {
         let url = url.get_untracked();
-        let header = key.with_untracked(PageKey::header);
+        let (session, header) = key.with_untracked(|key| (key.use_session, key.header()));
         let body = body.map(|b| b.get_untracked());
         pending.set(true);
         #[cfg(feature = "hydrate")]
         {
             let method = method.clone();
             leptos::task::spawn_local(async move {
-                answer.set(Some(send_request(&method, &url, header, body).await));
+                answer.set(Some(send_request(&method, &url, session, header, body).await));
                 pending.set(false);
             });
         }
         #[cfg(not(feature = "hydrate"))]
-        let _ = (&method, url, header, body);
+        let _ = (&method, url, session, header, body);
     };
 
     let body_id = format!("{id}-body");
@@ -290,7 +297,15 @@ fn local_time(unix: &str) -> Option<String> {
 }
 
 #[cfg(feature = "hydrate")]
-async fn send_request(method: &str, url: &str, key: Option<String>, body: Option<String>) -> Result<Answer, String> {
+/// `session`: whether the signed-in session's cookie goes with it. When the pasted key
+/// was chosen it never does, so that a panel sent with no key is answered as one.
+async fn send_request(
+    method: &str,
+    url: &str,
+    session: bool,
+    key: Option<String>,
+    body: Option<String>,
+) -> Result<Answer, String> {
     use gloo_net::http::Request;
     let mut builder = match method {
         "POST" => Request::post(url),
@@ -299,6 +314,9 @@ async fn send_request(method: &str, url: &str, key: Option<String>, body: Option
         "DELETE" => Request::delete(url),
         _ => Request::get(url),
     };
+    if !session {
+        builder = builder.credentials(web_sys::RequestCredentials::Omit);
+    }
     if let Some(key) = key {
         builder = builder.header("X-API-Key", key.trim());
     }
