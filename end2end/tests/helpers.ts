@@ -90,6 +90,14 @@ export async function signIn(page: Page, key: string) {
   await hydrated(page);
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await signedInElsewhere(page);
+}
+
+/** A sign-in sends the browser on from /sign-in. Waiting for that, not for the header's
+ *  "Signed in" (which a browser already signed in shows at once), keeps the next `goto`
+ *  from racing the sign-in's own navigation. */
+async function signedInElsewhere(page: Page) {
+  await page.waitForURL((url) => url.pathname !== '/sign-in');
   await expect(page.locator('.who')).toBeVisible();
 }
 
@@ -105,7 +113,7 @@ export async function signedInPage(browser: Browser, key: string, size: { width:
     await page.goto('/sign-in');
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.locator('.who')).toBeVisible();
+    await signedInElsewhere(page);
   }
   return page;
 }
