@@ -41,7 +41,7 @@ SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 # the alert rules and the scrape (scripts/check-deploy.py).
 PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 
-.PHONY: demo-photos bench bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
+.PHONY: compress-tools demo-photos bench bench-lighthouse bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -80,9 +80,11 @@ test-rust: toolchain fault-tools db-tools litestream
 	     $(ENGINE_NEUTRAL_TESTS)'
 
 # Content hashes in the assets' names (browsers keep them a year): release builds only
-# (Cargo.toml's hash-files says why).
-build-release:
-	LEPTOS_HASH_FILES=true cargo leptos build --release
+# (Cargo.toml's hash-files says why). Then the built WASM, JavaScript and CSS
+# compressed once (brotli 11, gzip 9), which the server sends as they are. Skipped
+# when nothing it is built from changed since the last one (scripts/build-release.sh).
+build-release: build-tools
+	TARGET_DIR=$(TARGET_DIR) scripts/build-release.sh
 
 # Every browser test over SQLite; then the smoke test (tagged @postgres) over a
 # throwaway PostgreSQL.
@@ -121,10 +123,20 @@ test-dist: dist deploy-tools
 # `cargo bench` rebuilds target/release/server without cargo-leptos's settings, so the
 # suite runs a copy of the real one (with its hash file) from target/bench/.
 # Its PostgreSQL rows run beside a throwaway PostgreSQL and Redis.
-bench: build-tools wrk db-tools build-release
+# Then Lighthouse's rows (bench-lighthouse); a missed budget in either fails it, after both.
+bench: build-tools wrk db-tools chromium end2end/node_modules/.package-lock.json build-release
 	mkdir -p $(CURDIR)/target/bench
 	cp $(TARGET_DIR)/release/server $(TARGET_DIR)/release/hash.txt $(CURDIR)/target/bench/
-	SERVER_BIN=$(CURDIR)/target/bench/server scripts/with-databases.sh cargo bench --locked -p server --bench suite
+	status=0; \
+	SERVER_BIN=$(CURDIR)/target/bench/server scripts/with-databases.sh cargo bench --locked -p server --bench suite || status=$$?; \
+	SERVER_BIN=$(CURDIR)/target/bench/server node end2end/lighthouse/run.mjs || status=$$?; \
+	exit $$status
+
+# Lighthouse (mobile, its defaults; pinned in end2end/package-lock.json) in Debian's
+# Chromium on the catalog, a pet, /docs and My orders: the median of three runs each,
+# against the release server over the demo catalog (end2end/lighthouse/run.mjs).
+bench-lighthouse: build-tools chromium end2end/node_modules/.package-lock.json build-release
+	SERVER_BIN=$(TARGET_DIR)/release/server node end2end/lighthouse/run.mjs
 
 # Does the store stay flat as it grows? The release server over 1,000 and 1,000,000
 # pets and orders (bulk SQL), each row under wrk at both sizes, the growth factors, and
@@ -167,7 +179,7 @@ bench-orders: toolchain
 # --- installing what is missing -------------------------------------------------------
 
 # What building needs, and what testing needs on top (a browser and Playwright).
-build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt
+build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt compress-tools
 test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis python-client litestream deploy-tools
 
 toolchain:
@@ -251,6 +263,11 @@ db-tools:
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v redis-server >/dev/null; then \
 	  echo "ok: postgresql, redis-server"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server; fi
+
+# brotli compresses the built site once (gzip is Debian's own).
+compress-tools:
+	@if command -v brotli >/dev/null && command -v gzip >/dev/null; then echo "ok: brotli, gzip"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y brotli gzip; fi
 
 fault-tools:
 	@if command -v sqlite3 >/dev/null && command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null; then \

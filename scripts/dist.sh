@@ -3,7 +3,7 @@
 #   petstore-<version>-<arch>-linux/
 #     server       the binary (it finds site/ beside itself; docs/operations.md, "The built site")
 #     hash.txt     the assets' content hashes, which the pages link
-#     site/        the built WASM, JavaScript, CSS and public files
+#     site/        the built WASM, JavaScript, CSS (each with its .br and .gz) and public files
 #     deploy/      the systemd unit, its environment file, Prometheus rules, Grafana dashboard, Litestream
 #     docs/, README.md, CHANGELOG.md, LICENSE
 # written to target/dist/ with its SHA-256 beside it. Needs `make build-release` first.
@@ -31,8 +31,10 @@ find "$site" -mindepth 1 -maxdepth 1 ! -name pkg -exec cp -r {} "$stage/site/" \
 while read -r kind hash; do
   kind=${kind%:}
   file=$site/pkg/petstore.$hash.$kind
-  [[ -f $file ]] || { echo "hash.txt names $file, which is missing: run make build-release" >&2; exit 1; }
-  cp "$file" "$stage/site/pkg/"
+  for copy in "$file" "$file.br" "$file.gz"; do
+    [[ -f $copy ]] || { echo "hash.txt names $file, and $copy is missing: run make build-release" >&2; exit 1; }
+    cp "$copy" "$stage/site/pkg/"
+  done
 done < "$hashes"
 cp -r "$root/deploy" "$root/docs" "$stage/"
 rm -f "$stage/deploy/"*requirements.txt

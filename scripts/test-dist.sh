@@ -59,6 +59,11 @@ for kind in js wasm css; do
   asset=/pkg/petstore.$hash.$kind
   grep -qF "$asset" <<<"$page" || fail "the catalog page does not link $asset"
   [[ $(curl -s -o /dev/null -w '%{http_code}' "$base$asset") == 200 ]] || fail "$asset does not load"
+  # Compressed when the release was built, and sent as it was packed.
+  for encoding in br:br gzip:gz; do
+    curl -fsS -H "Accept-Encoding: ${encoding%:*}" -o "$work/sent" "$base$asset"
+    cmp -s "$work/sent" "$bundle/site$asset.${encoding#*:}" || fail "$asset as ${encoding%:*} is not the packed $asset.${encoding#*:}"
+  done
 done
 # Read once, at start: a hash.txt removed or replaced under a running server (a new
 # release unpacked over it) changes nothing in the pages it serves.

@@ -1,0 +1,68 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { expect, test } from './helpers';
+
+// The WASM, JavaScript and CSS every page links are compressed once, when the release
+// is built (scripts/precompress.sh: brotli 11 and gzip 9 beside each file), and sent as
+// they are: a download costs the server no compression. The proof: what it sends is,
+// byte for byte, the file compressed at build time (compressing per request, at
+// tower-http's quality, gives other bytes).
+
+const pkg = path.resolve(__dirname, '../../target/site/pkg');
+
+/** The built files the catalog page links (`/pkg/petstore.<hash>.<kind>`). */
+async function linkedAssets(baseURL: string): Promise<string[]> {
+  const page = await (await fetch(new URL('/', baseURL))).text();
+  const assets = [...new Set(page.match(/\/pkg\/petstore\.[\w-]+\.(?:wasm|js|css)/g))];
+  expect(assets.map((asset) => path.extname(asset)).sort()).toEqual(['.css', '.js', '.wasm']);
+  return assets;
+}
+
+/** One GET, its body left as sent (Node's http never decodes it). */
+function download(url: URL, acceptEncoding: string): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { 'Accept-Encoding': acceptEncoding } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+test('the built files go out as compressed at build time, byte for byte', async ({ baseURL }) => {
+  for (const asset of await linkedAssets(baseURL!)) {
+    const file = path.join(pkg, path.basename(asset));
+    for (const [accepted, encoding, suffix] of [
+      // What Chromium sends: brotli is chosen.
+      ['gzip, deflate, br, zstd', 'br', '.br'],
+      ['gzip', 'gzip', '.gz'],
+      ['identity', undefined, ''],
+    ] as const) {
+      const { headers, body } = await download(new URL(asset, baseURL), accepted);
+      expect(headers['content-encoding'], `${asset} for "${accepted}"`).toBe(encoding);
+      expect(headers['vary'], asset).toMatch(/accept-encoding/i);
+      expect(headers['cache-control'], asset).toContain('immutable');
+      const built = fs.readFileSync(file + suffix);
+      expect(body.length, `${asset}${suffix}: the build's ${built.length} bytes`).toBe(built.length);
+      expect(body.equals(built), `${asset}${suffix} is the file built`).toBe(true);
+    }
+    // The build's copies hold the file itself (none left over from another build).
+    const raw = fs.readFileSync(file);
+    expect(zlib.brotliDecompressSync(fs.readFileSync(file + '.br')).equals(raw), `${asset}.br`).toBe(true);
+    expect(zlib.gunzipSync(fs.readFileSync(file + '.gz')).equals(raw), `${asset}.gz`).toBe(true);
+  }
+});
+
+test('a browser is sent the brotli file', async ({ page }) => {
+  const wasm = page.waitForResponse((response) => response.url().endsWith('.wasm'));
+  await page.goto('/');
+  const response = await wasm;
+  expect(await response.headerValue('content-encoding')).toBe('br');
+  const file = path.join(pkg, path.basename(new URL(response.url()).pathname));
+  expect(Number(await response.headerValue('content-length'))).toBe(fs.statSync(file + '.br').size);
+});

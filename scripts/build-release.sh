@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# make build-release: the release build (`cargo leptos build --release` with hashed asset
+# names), then its WASM, JavaScript and CSS compressed once (scripts/precompress.sh).
+#
+# Skipped when nothing it is built from changed since this checkout last built it and
+# that build is still in place: with nothing to compile, cargo-leptos still runs
+# wasm-bindgen and wasm-opt again (about a minute on 2 cores), so a second `make run`
+# would wait that long for the same files. "Built from" is the content of every file
+# of the workspace that is not ignored (app/, frontend/, server/, style/, public/, the
+# manifests, the toolchain), the tools' versions and RUSTFLAGS; "in place" is the
+# binary, hash.txt and the hashed assets as this checkout's last build left them (the
+# target folder may be shared with other checkouts, and `cargo build --release`
+# writes the same binary without cargo-leptos's settings).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+target_dir=${TARGET_DIR:?the cargo target folder}
+record=target/release-build.state
+
+sources() {
+  git ls-files -z --cached --others --exclude-standard -- \
+      app frontend server style public Cargo.toml Cargo.lock rust-toolchain.toml .cargo \
+    | sort -zu | while IFS= read -r -d '' file; do
+        # (A file deleted but still in git's index is simply left out.)
+        [[ -f $file ]] && printf '%s\0' "$file"
+      done | xargs -0 --no-run-if-empty sha256sum
+  cargo leptos --version
+  wasm-bindgen --version
+  wasm-opt --version
+  echo "RUSTFLAGS=${RUSTFLAGS:-} CARGO_ENCODED_RUSTFLAGS=${CARGO_ENCODED_RUSTFLAGS:-}"
+}
+
+built() {
+  local hashes=$target_dir/release/hash.txt
+  sha256sum "$target_dir/release/server" "$hashes"
+  while read -r kind hash || [[ -n $kind ]]; do
+    local file=target/site/pkg/petstore.$hash.${kind%:}
+    sha256sum "$file" "$file.br" "$file.gz"
+  done <"$hashes"
+}
+
+# Outside a git checkout (an unpacked tarball) there is no list of sources: always build.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  wanted=$(sources | sha256sum | cut -d' ' -f1)
+  if [[ -f $record ]] && [[ $(head -1 "$record") == "$wanted" ]] \
+    && [[ $(tail -n +2 "$record") == "$(built 2>/dev/null)" ]]; then
+    echo "ok: the release build is up to date (nothing it is built from has changed)"
+    exit 0
+  fi
+else
+  wanted=
+fi
+
+rm -f "$record"
+LEPTOS_HASH_FILES=true cargo leptos build --release
+scripts/precompress.sh target/site/pkg "$target_dir/release/hash.txt"
+if [[ -n $wanted ]]; then
+  { echo "$wanted"; built; } >"$record"
+fi
