@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { expect, test } from './helpers';
+import { expect, hydrated, test } from './helpers';
 
 // The WASM, JavaScript and CSS every page links are compressed once, when the release
 // is built (scripts/precompress.sh: brotli 11 and gzip 9 beside each file), and sent as
@@ -65,4 +65,21 @@ test('a browser is sent the brotli file', async ({ page }) => {
   expect(await response.headerValue('content-encoding')).toBe('br');
   const file = path.join(pkg, path.basename(new URL(response.url()).pathname));
   expect(Number(await response.headerValue('content-length'))).toBe(fs.statSync(file + '.br').size);
+});
+
+test('the WASM is fetched only once the page has loaded and been painted', async ({ page }) => {
+  for (const path of ['/', '/pets/1', '/docs']) {
+    await page.goto(path);
+    await hydrated(page);
+    const timings = await page.evaluate(() => {
+      const loaded = (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd;
+      const painted = performance.getEntriesByName('first-contentful-paint')[0]?.startTime;
+      const wasm = performance.getEntriesByType('resource').find((entry) => entry.name.endsWith('.wasm'))?.startTime;
+      return { loaded, painted, wasm };
+    });
+    expect(timings.wasm, `${path}: the WASM was fetched`).toBeDefined();
+    expect(timings.painted, `${path}: the page was painted`).toBeDefined();
+    expect(timings.wasm!, `${path}: ${JSON.stringify(timings)}`).toBeGreaterThanOrEqual(timings.loaded);
+    expect(timings.wasm!, `${path}: ${JSON.stringify(timings)}`).toBeGreaterThanOrEqual(timings.painted!);
+  }
 });

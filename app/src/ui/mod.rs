@@ -62,7 +62,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 // Before anything is drawn, so that a chosen theme never flashes the other.
                 <script nonce=leptos::nonce::use_nonce() inner_html=THEME_SCRIPT></script>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options islands=true/>
+                // Leptos's scripts (and their preloads of the WASM) are put in the page
+                // once it has loaded and been painted (`HYDRATE_AFTER_LOAD`).
+                <template id="hydration"><HydrationScripts options islands=true/></template>
+                <script nonce=leptos::nonce::use_nonce() inner_html=HYDRATE_AFTER_LOAD></script>
                 <MetaTags/>
             </head>
             <body>
@@ -242,6 +245,24 @@ fn MenuButton() -> impl IntoView {
 /// server never sees it, so every visitor can be sent the same kept page.
 const THEME_SCRIPT: &str = "try{var t=localStorage.getItem('theme');\
     if(t==='light'||t==='dark')document.documentElement.setAttribute('data-theme',t)}catch(e){}";
+
+/// Starts hydration once the page has loaded (its stylesheet and the pictures in view)
+/// and its first content has been painted: the islands' WASM (about 300 KB on the
+/// wire) would otherwise be fetched at high priority from the head, beside the
+/// stylesheet and the pictures the page shows first, and on a slow phone connection
+/// the page would be drawn that much later (docs/PERFORMANCE.md, "The first load on a
+/// phone"). The page works before then: it is drawn by the server and its forms post
+/// without JavaScript. The paint is the browser's own record of it (a frame's callback
+/// runs before the frame is shown); a browser without one, or a page that paints
+/// nothing within 3 s of loading (a tab in the background), starts anyway. Scripts of a
+/// `<template>` copied into the document run, with their nonce, as parsed ones would.
+const HYDRATE_AFTER_LOAD: &str = "(function(){var started=false;function start(){if(started)return;started=true;\
+    document.head.appendChild(document.getElementById('hydration').content.cloneNode(true))}\
+    function painted(){return performance.getEntriesByName('first-contentful-paint').length>0}\
+    function loaded(){setTimeout(start,3000);if(painted())return start();\
+    try{new PerformanceObserver(function(){if(painted())start()}).observe({type:'paint',buffered:true})}\
+    catch(e){requestAnimationFrame(function(){setTimeout(start)})}}\
+    if(document.readyState==='complete')loaded();else addEventListener('load',loaded)})()";
 
 /// The header's theme switch: a toggle button, pressed while the page is dark. It
 /// sets the theme for this browser whatever the system's setting. Without scripting
