@@ -6,8 +6,9 @@
 # that build is still in place: with nothing to compile, cargo-leptos still runs
 # wasm-bindgen and wasm-opt again (about a minute on 2 cores), so a second `make run`
 # would wait that long for the same files. "Built from" is the content of every file
-# of the workspace that is not ignored (app/, frontend/, server/, style/, public/, the
-# manifests, the toolchain), the tools' versions and RUSTFLAGS; "in place" is the
+# of the workspace that is not ignored in app/, frontend/, server/, style/ and public/,
+# the manifests, the toolchain, the Makefile and these scripts; the tools' versions;
+# and the RUSTFLAGS, CARGO_PROFILE_*, CARGO_BUILD_* and LEPTOS_* variables. "In place" is the
 # binary, hash.txt and the hashed assets as this checkout's last build left them (the
 # target folder may be shared with other checkouts, and `cargo build --release`
 # writes the same binary without cargo-leptos's settings).
@@ -20,6 +21,7 @@ record=target/release-build.state
 sources() {
   git ls-files -z --cached --others --exclude-standard -- \
       app frontend server style public Cargo.toml Cargo.lock rust-toolchain.toml .cargo \
+      Makefile scripts/build-release.sh scripts/precompress.sh \
     | sort -zu | while IFS= read -r -d '' file; do
         # (A file deleted but still in git's index is simply left out.)
         [[ -f $file ]] && printf '%s\0' "$file"
@@ -27,7 +29,9 @@ sources() {
   cargo leptos --version
   wasm-bindgen --version
   wasm-opt --version
-  echo "RUSTFLAGS=${RUSTFLAGS:-} CARGO_ENCODED_RUSTFLAGS=${CARGO_ENCODED_RUSTFLAGS:-}"
+  # What else steers cargo and cargo-leptos (a variable set for another reason, such
+  # as LEPTOS_SITE_ADDR, only costs one build more).
+  env | grep -E '^(RUSTFLAGS|CARGO_ENCODED_RUSTFLAGS|CARGO_PROFILE_[A-Z_]+|CARGO_BUILD_[A-Z_]+|LEPTOS_[A-Z_]+)=' | sort || true
 }
 
 built() {
