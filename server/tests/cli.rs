@@ -122,7 +122,10 @@ fn first_lines_of(command: &mut Command) -> String {
         let _ = tx.send(seen);
     });
     let seen = rx.recv_timeout(Duration::from_secs(30)).expect("the server starts");
-    drop(child);
+    // Stopped, and nothing left listening: under `script`, a SIGKILL of `script` alone
+    // used to leave the server running after the test.
+    child.stop();
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "the server on port {port} was left running");
     seen
 }
 

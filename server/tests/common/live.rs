@@ -27,6 +27,22 @@ impl Drop for Running {
     }
 }
 
+impl Running {
+    /// SIGTERM, then waits up to 10 s for the process to end (killed by the drop if it
+    /// has not). A server stops cleanly so; util-linux's `script` ends the command it
+    /// runs on its pseudo-terminal, which a SIGKILL of `script` would leave running.
+    pub fn stop(mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if !matches!(self.0.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Deref for Running {
     type Target = Child;
     fn deref(&self) -> &Child {
