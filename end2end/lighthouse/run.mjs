@@ -56,12 +56,14 @@ try {
     chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  // LIGHTHOUSE_PAGES=/docs,/orders measures those alone (while working on one page).
+  const only = process.env.LIGHTHOUSE_PAGES?.split(',');
   const pages = [
     { name: 'catalog', path: '/' },
     { name: 'a pet', path: '/pets/1' },
     { name: 'docs', path: '/docs' },
     { name: 'My orders, signed in', path: '/orders', cookie },
-  ];
+  ].filter((page) => !only || only.includes(page.path));
   const results = [];
   for (const page of pages) {
     const measured = [];
@@ -104,7 +106,8 @@ try {
   }
   const budgets = [
     ...results.map(({ path: at, median }) => [`Lighthouse mobile performance of ${at} ≥ ${BUDGET_SCORE} (median of ${runs})`, median.score >= BUDGET_SCORE]),
-    [`Lighthouse total blocking time of /docs < ${BUDGET_DOCS_TBT_MS} ms`, results.find((r) => r.path === '/docs').median.tbtMs < BUDGET_DOCS_TBT_MS],
+    ...results.filter((r) => r.path === '/docs').map(({ median }) =>
+      [`Lighthouse total blocking time of /docs < ${BUDGET_DOCS_TBT_MS} ms`, median.tbtMs < BUDGET_DOCS_TBT_MS]),
   ];
   console.log('\nbudgets:');
   for (const [budget, met] of budgets) console.log(`  ${met ? 'met   ' : 'MISSED'} ${budget}`);

@@ -83,3 +83,16 @@ test('the WASM is fetched only once the page has loaded and been painted', async
     expect(timings.wasm!, `${path}: ${JSON.stringify(timings)}`).toBeGreaterThanOrEqual(timings.painted!);
   }
 });
+
+test('every island is started once, by the page\'s own script, the last one too', async ({ page }) => {
+  await page.goto('/docs');
+  await hydrated(page);
+  // Leptos's island script (a module script) is left in its template: it would start
+  // every island a second time.
+  await expect(page.locator('script[type="module"]')).toHaveCount(0);
+  // The script yields before each island: it still reaches the page's last one.
+  const last = page.locator('details.try-it').last();
+  await last.locator('summary').click();
+  await expect(last.locator('.try-it-form')).toBeVisible();
+  await expect(last.locator('button.send')).toBeEnabled();
+});

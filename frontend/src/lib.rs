@@ -1,6 +1,6 @@
-//! The browser entry point. Pages are rendered on the server; Leptos's island script
-//! hydrates their interactive parts (the `#[island]` components of `app`) once this
-//! has run.
+//! The browser entry point. Pages are rendered on the server; the page's island script
+//! (`app/src/ui/hydrate.js`) hydrates their interactive parts (the `#[island]`
+//! components of `app`) once this has run, and then marks the body `data-hydrated`.
 
 // Linked for its islands, which the island script finds among this module's exports
 // (nothing here names it, hence the allow).
@@ -18,14 +18,4 @@ pub fn hydrate() {
     let _ = leptos::server_fn::redirect::set_redirect_hook(|to: &str| {
         let _ = window().location().assign(to);
     });
-    // Tests and styles can tell a page whose islands run from a server-rendered one:
-    // marked once the island script, which runs right after this, has hydrated them.
-    set_timeout(
-        || {
-            if let Some(body) = document().body() {
-                let _ = body.set_attribute("data-hydrated", "true");
-            }
-        },
-        std::time::Duration::ZERO,
-    );
 }

@@ -62,10 +62,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 // Before anything is drawn, so that a chosen theme never flashes the other.
                 <script nonce=leptos::nonce::use_nonce() inner_html=THEME_SCRIPT></script>
                 <AutoReload options=options.clone()/>
-                // Leptos's scripts (and their preloads of the WASM) are put in the page
-                // once it has loaded and been painted (`HYDRATE_AFTER_LOAD`).
+                // The names of the JS and the WASM, with their preloads, from Leptos; the
+                // islands are started by `HYDRATE` once the page has loaded and been painted.
                 <template id="hydration"><HydrationScripts options islands=true/></template>
-                <script nonce=leptos::nonce::use_nonce() inner_html=HYDRATE_AFTER_LOAD></script>
+                <script nonce=leptos::nonce::use_nonce() inner_html=HYDRATE></script>
                 <MetaTags/>
             </head>
             <body>
@@ -246,23 +246,22 @@ fn MenuButton() -> impl IntoView {
 const THEME_SCRIPT: &str = "try{var t=localStorage.getItem('theme');\
     if(t==='light'||t==='dark')document.documentElement.setAttribute('data-theme',t)}catch(e){}";
 
-/// Starts hydration once the page has loaded (its stylesheet and the pictures in view)
-/// and its first content has been painted: the islands' WASM (about 300 KB on the
-/// wire) would otherwise be fetched at high priority from the head, beside the
-/// stylesheet and the pictures the page shows first, and on a slow phone connection
-/// the page would be drawn that much later (docs/PERFORMANCE.md, "The first load on a
-/// phone"). The page works before then: it is drawn by the server and its forms post
-/// without JavaScript. The paint is the browser's own record of it (a frame's callback
-/// runs before the frame is shown); a browser without one, or a page that paints
-/// nothing within 3 s of loading (a tab in the background), starts anyway. Scripts of a
-/// `<template>` copied into the document run, with their nonce, as parsed ones would.
-const HYDRATE_AFTER_LOAD: &str = "(function(){var started=false;function start(){if(started)return;started=true;\
-    document.head.appendChild(document.getElementById('hydration').content.cloneNode(true))}\
-    function painted(){return performance.getEntriesByName('first-contentful-paint').length>0}\
-    function loaded(){setTimeout(start,3000);if(painted())return start();\
-    try{new PerformanceObserver(function(){if(painted())start()}).observe({type:'paint',buffered:true})}\
-    catch(e){requestAnimationFrame(function(){setTimeout(start)})}}\
-    if(document.readyState==='complete')loaded();else addEventListener('load',loaded)})()";
+/// Starts the page's islands. When: once the page has loaded and its first content
+/// has been painted. The islands' WASM (about 300 KB on the wire) would otherwise be
+/// fetched at high priority beside the stylesheet and the pictures the page shows
+/// first, and on a slow phone connection the page would be drawn that much later
+/// (docs/PERFORMANCE.md, "The first load on a phone"). The page works before then: it
+/// is drawn by the server and its forms post without JavaScript. The paint is the
+/// browser's own record of it; a browser without one, or a page that paints nothing
+/// within 3 s of loading (a tab in the background), starts anyway.
+///
+/// How: as Leptos's island script does (the file names come from its
+/// `HydrationScripts`, kept in `<template id="hydration">` for its preload links, its
+/// own script left out), but yielding to the browser before each island, so that a page
+/// of many islands (`/docs` has 36) is hydrated in many short tasks rather than one
+/// long one that blocks input. When every island is hydrated the body gets
+/// `data-hydrated="true"`, which tests and styles use.
+const HYDRATE: &str = include_str!("hydrate.js");
 
 /// The header's theme switch: a toggle button, pressed while the page is dark. It
 /// sets the theme for this browser whatever the system's setting. Without scripting

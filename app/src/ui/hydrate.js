@@ -1,0 +1,69 @@
+// Starts the page's islands (inlined in every page: see `HYDRATE` in ui/mod.rs).
+(function () {
+  var started = false;
+  function painted() {
+    return performance.getEntriesByName('first-contentful-paint').length > 0;
+  }
+  function loaded() {
+    setTimeout(start, 3000);
+    if (painted()) return start();
+    try {
+      new PerformanceObserver(function () { if (painted()) start(); }).observe({ type: 'paint', buffered: true });
+    } catch (e) {
+      requestAnimationFrame(function () { setTimeout(start); });
+    }
+  }
+  if (document.readyState === 'complete') loaded(); else addEventListener('load', loaded);
+
+  function start() {
+    if (started) return;
+    started = true;
+    // The preloads of the JS and the WASM, fetched side by side; not Leptos's script.
+    var hints = document.getElementById('hydration').content.cloneNode(true);
+    hints.querySelectorAll('script').forEach(function (script) { script.remove(); });
+    var js = hints.querySelector('link[rel=modulepreload]').getAttribute('href');
+    var wasm = hints.querySelector('link[rel=preload]').getAttribute('href');
+    document.head.appendChild(hints);
+    import(js).then(function (mod) {
+      return mod.default({ module_or_path: wasm }).then(function () {
+        mod.hydrate();
+        return hydrateIslands(document.body, mod);
+      });
+    }).then(function () {
+      document.body.setAttribute('data-hydrated', 'true');
+    });
+  }
+
+  // A new task, so that the browser can paint and answer input between islands.
+  function pause() {
+    if (window.scheduler && scheduler.yield) return scheduler.yield();
+    return new Promise(function (resolve) { setTimeout(resolve); });
+  }
+
+  // Depth first, in document order. An island's server-rendered children (a
+  // `<leptos-children>`) are handed to it by the callback the island left on them.
+  async function hydrateIslands(root, mod) {
+    var childrenCallbacks = [];
+    async function visit(node) {
+      var tag = node.tagName.toLowerCase();
+      if (tag === 'leptos-island') {
+        await pause();
+        var island = mod[node.dataset.component];
+        if (island) {
+          var onChildren = childrenCallbacks[childrenCallbacks.length - 1];
+          if (onChildren) onChildren();
+          await island(node);
+        } else {
+          console.warn('No WASM function for the island ' + node.dataset.component + '.');
+        }
+      } else if (tag === 'leptos-children') {
+        childrenCallbacks.push(node.$$on_hydrate);
+        for (const child of node.children) await visit(child);
+        childrenCallbacks.pop();
+        return;
+      }
+      for (const child of node.children) await visit(child);
+    }
+    await visit(root);
+  }
+})();
