@@ -2,7 +2,7 @@ import { Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { expect, test, cliKey, failOnPageErrors, hydrated, signIn } from './helpers';
+import { expect, test, cliKey, drawEverything, failOnPageErrors, hydrated, signIn } from './helpers';
 
 // Accessibility (axe: no serious or critical violations, colour contrast included), in
 // the light theme and the dark one (the system's setting), keyboard reach, and a
@@ -95,6 +95,8 @@ async function check(page: Page, name: string, url: string) {
       await hydrated(page);
       // Every lazy picture in, so that what is checked and shot is what people see.
       await page.evaluate(() => document.querySelectorAll('img[loading="lazy"]').forEach((img) => img.setAttribute('loading', 'eager')));
+      // And every card of the docs, which are drawn only near the screen.
+      await drawEverything(page);
       await page.waitForLoadState('networkidle');
       expect(await seriousViolations(page), `${name} at ${width} width, ${theme}`).toEqual([]);
       await page.screenshot({ path: path.join(SHOTS, `${name}-${width}-${theme}.png`), fullPage: true });
@@ -124,6 +126,7 @@ test('the docs: no serious violations, all reachable by keyboard, a try-it panel
   await panel.getByText('Try it').click();
   await panel.getByRole('button', { name: 'Send' }).click();
   await expect(panel.locator('.status-code')).toHaveText('200');
+  await drawEverything(page);
   expect(await seriousViolations(page), 'docs with an answer').toEqual([]);
   await panel.screenshot({ path: path.join(SHOTS, 'docs-try-it-desktop.png') });
 });

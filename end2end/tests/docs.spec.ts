@@ -1,4 +1,4 @@
-import { expect, test, cliKey, failOnPageErrors, hydrated, signIn, unique } from './helpers';
+import { expect, test, cliKey, drawEverything, failOnPageErrors, hydrated, signIn, unique } from './helpers';
 
 // /docs: the API reference drawn from the live OpenAPI document, and its try-it panels.
 
@@ -197,12 +197,20 @@ test('the contents keep long paths whole, and a phone gets no wider than its scr
       .map((a) => a.textContent),
   );
   expect(cut).toEqual([]);
+  // The cards far down are drawn only when near the screen: a link to the last one
+  // still lands on it.
+  const lastLink = page.locator('nav.docs-toc a[href^="#op-"]').last();
+  const target = (await lastLink.getAttribute('href'))!;
+  await lastLink.click();
+  await expect(page.locator(`article${target}`)).toBeInViewport();
+  await expect(page.locator(`article${target} h4`)).toBeInViewport();
   const tall = await page.evaluate(() => document.documentElement.scrollHeight);
   console.log(`/docs at 1366 px: ${tall} px tall`);
 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto('/docs');
   await hydrated(page);
+  await drawEverything(page);
   const wide = await page.evaluate(() =>
     [...document.querySelectorAll('body *')]
       .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && e.getClientRects().length > 0)

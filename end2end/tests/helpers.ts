@@ -69,6 +69,17 @@ export async function hydrated(page: Page) {
   await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
 }
 
+/** Lays out the whole page: the docs' cards are drawn only near the screen
+ *  (`content-visibility: auto`), and a check of where things are, or of their colours,
+ *  must see all of them. */
+export async function drawEverything(page: Page) {
+  await page.evaluate(() => {
+    for (const element of document.querySelectorAll<HTMLElement>('body *')) {
+      if (getComputedStyle(element).contentVisibility === 'auto') element.style.contentVisibility = 'visible';
+    }
+  });
+}
+
 /** The test server's database: the SQLite file of playwright.config.ts, or the
  *  PostgreSQL database of a run against PostgreSQL (`E2E_DATABASE_URL`). */
 export const databaseUrl = process.env.E2E_DATABASE_URL ?? 'sqlite://target/e2e/petstore.db';
