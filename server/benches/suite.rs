@@ -4,10 +4,11 @@
 //! process on loopback. Every throughput is also given as a ratio to a ceiling measured
 //! in the same run: a bare axum route in a process of its own (this program, started
 //! again as `ceiling`; the server users run carries no benchmark code), answering a
-//! JSON body as long as a pet's. The ceiling is measured in turns with
-//! `GET /api/v1/pets/{petId}`, whose p99 is judged against the ceiling's. Prints a
-//! table, then the GET rows again as wrk (Debian's) measures them (the ceiling, the pet
-//! read, and the pet read from two fresh servers with the request log on and off, in
+//! JSON body as long as a pet's. The same process also replays the store's own answers
+//! to the pet read and to the list (status, headers and body, byte for byte but the
+//! date): the limit for those bytes, measured in turns with each. Prints a table, then
+//! the GET rows again as wrk (Debian's) measures them (the ceilings, the pet read, the
+//! list, and the pet read from two fresh servers with the request log on and off, in
 //! turns: what the log costs), checks
 //! the budgets of docs/PERFORMANCE.md, and writes everything to `target/bench/results.json`.
 //!
@@ -34,6 +35,10 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
 const PETS: usize = 1_000;
+/// The ceilings' rows: the body alone, and the pet read's and the list's answers replayed.
+const CEILING: &str = "ceiling: bare axum route";
+const CEILING_PET: &str = "ceiling: the pet read's answer, replayed";
+const CEILING_LIST: &str = "ceiling: the list's answer, replayed";
 
 /// The PostgreSQL rows' names: a pet read and orders, with one server and with two.
 const POSTGRES_ROWS: [&str; 4] = [
@@ -124,21 +129,36 @@ impl Server {
 }
 
 /// The ceiling: a bare axum route with none of the application's layers, database or
-/// JSON encoding, answering `GET /{bytes}` with `{"pad":"xxx…"}` exactly `bytes` long,
-/// in a process of its own (this program again), as a user would compare.
+/// JSON encoding, in a process of its own (this program again), as a user would
+/// compare. Two kinds of answer: `GET /{bytes}`, `{"pad":"xxx…"}` exactly `bytes` long
+/// with a content type alone (the body's cost); and `GET /replay/{name}`, an answer the
+/// store gave, replayed: its status, headers and body byte for byte but the date (the
+/// limit for those bytes: the store's rate-limit, security and request-id headers cost
+/// bare axum itself about 30 % of its rate).
 struct Ceiling {
     child: Child,
     addr: String,
 }
 
+/// An answer of the store, as the ceiling replays it: what it reads, and what it sends.
+type ReplayedAnswer = (axum::http::StatusCode, axum::http::HeaderMap, Bytes);
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Replayed {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
 impl Ceiling {
-    /// Set in the child's environment: serve the ceiling instead of measuring.
+    /// Set in the child's environment: serve the ceiling instead of measuring. Its value
+    /// is a JSON file of the answers to replay, by name.
     const ROLE: &str = "PETSTORE_BENCH_CEILING";
 
-    fn start() -> Ceiling {
+    fn start(replays: &Path) -> Ceiling {
         let exe = std::env::current_exe().expect("this program's path");
         let mut child = Command::new(exe)
-            .env(Ceiling::ROLE, "1")
+            .env(Ceiling::ROLE, replays)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -149,9 +169,19 @@ impl Ceiling {
         Ceiling { child, addr: addr.trim_end_matches('/').to_owned() }
     }
 
-    async fn serve() {
+    async fn serve(replays: PathBuf) {
         use axum::serve::ListenerExt;
-        let router = axum::Router::new().route("/{bytes}", axum::routing::get(Ceiling::padded_json));
+        let replays: std::collections::HashMap<String, Replayed> =
+            serde_json::from_slice(&std::fs::read(&replays).expect("the answers to replay")).expect("replays' JSON");
+        let replays: Arc<std::collections::HashMap<String, ReplayedAnswer>> =
+            Arc::new(replays.into_iter().map(|(name, answer)| (name, Ceiling::answer(answer))).collect());
+        let router = axum::Router::new().route("/{bytes}", axum::routing::get(Ceiling::padded_json)).route(
+            "/replay/{name}",
+            axum::routing::get(move |axum::extract::Path(name): axum::extract::Path<String>| {
+                let replays = replays.clone();
+                async move { replays.get(&name).cloned().expect("a replayed answer") }
+            }),
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
         println!("Bench ceiling at http://{}/", listener.local_addr().unwrap());
         // As the server does: answers are sent at once (TCP_NODELAY).
@@ -159,6 +189,21 @@ impl Ceiling {
             let _ = stream.set_nodelay(true);
         });
         axum::serve(listener, router).await.expect("serving the ceiling");
+    }
+
+    /// A replayed answer made once: hyper adds the date and the length.
+    fn answer(replayed: Replayed) -> ReplayedAnswer {
+        let mut headers = axum::http::HeaderMap::new();
+        for (name, value) in replayed.headers {
+            if matches!(name.as_str(), "date" | "content-length" | "transfer-encoding" | "connection") {
+                continue;
+            }
+            headers.append(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).expect("a header name"),
+                axum::http::HeaderValue::from_str(&value).expect("a header value"),
+            );
+        }
+        (axum::http::StatusCode::from_u16(replayed.status).unwrap(), headers, Bytes::from(replayed.body))
     }
 
     async fn padded_json(axum::extract::Path(bytes): axum::extract::Path<usize>) -> impl axum::response::IntoResponse {
@@ -221,6 +266,21 @@ async fn call(http: &Http, method: &str, url: &str, key: Option<&str>, body: Opt
     let response = http.request(request.body(Full::new(body)).unwrap()).await.expect("an answer");
     let status = response.status().as_u16();
     (status, response.into_body().collect().await.unwrap().to_bytes())
+}
+
+/// The store's answer to `GET url` with `key`, whole, for the ceiling to replay.
+async fn answer_to_replay(http: &Http, url: &str, key: &str) -> Replayed {
+    let request = hyper::Request::get(url).header("x-api-key", key).body(Full::new(Bytes::new())).unwrap();
+    let response = http.request(request).await.expect("an answer");
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str().to_owned(), value.to_str().expect("a text header").to_owned()))
+        .collect();
+    let body = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert_eq!(status, 200, "{url}: {body}");
+    Replayed { status, headers, body }
 }
 
 /// The admin key the first start printed is limited to 10,000 requests a minute: make
@@ -561,8 +621,8 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 #[tokio::main]
 async fn main() {
-    if std::env::var_os(Ceiling::ROLE).is_some() {
-        return Ceiling::serve().await;
+    if let Some(replays) = std::env::var_os(Ceiling::ROLE) {
+        return Ceiling::serve(PathBuf::from(replays)).await;
     }
     // Emptied once a run: the servers' request logs of a run are gigabytes, and kept
     // from run to run they filled this machine's disk.
@@ -593,9 +653,20 @@ async fn main() {
 
     let sample = pets[PETS / 2];
     let (_, pet_body) = call(&http, "GET", &format!("{base}/api/v1/pets/{sample}"), Some(&key), None).await;
-    let ceiling = Ceiling::start();
+    // The pet read's and the list's answers, for the ceiling to replay.
+    let replays = root.join("target/bench/ceiling-replays.json");
+    let list_url = format!("{base}/api/v1/pets?limit=20");
+    let to_replay = json!({
+        "pet": answer_to_replay(&http, &format!("{base}/api/v1/pets/{sample}"), &key).await,
+        "list": answer_to_replay(&http, &list_url, &key).await,
+    });
+    std::fs::create_dir_all(replays.parent().unwrap()).unwrap();
+    std::fs::write(&replays, serde_json::to_vec_pretty(&to_replay).unwrap()).unwrap();
+    let ceiling = Ceiling::start(&replays);
     let ceiling_url = format!("http://{}/{}", ceiling.addr, pet_body.len());
     let ceiling_url_for_wrk = ceiling_url.clone();
+    let replayed_pet_url = format!("http://{}/replay/pet", ceiling.addr);
+    let replayed_list_url = format!("http://{}/replay/list", ceiling.addr);
     let hot = pets[0];
     let distinct: Arc<Vec<i64>> = Arc::new(pets[1..].to_vec());
     let pets = Arc::new(pets);
@@ -606,24 +677,27 @@ async fn main() {
         let (base, key, pets) = (base.clone(), key.clone(), pets.clone());
         let ceiling_pid = ceiling.child.id();
         let ceiling: Requests = Arc::new(move |_, _| get(ceiling_url.clone(), None));
+        let replayed_pet_url = replayed_pet_url.clone();
+        let replayed: Requests = Arc::new(move |_, _| get(replayed_pet_url.clone(), None));
         let pet: Requests = Arc::new(move |w, n| {
             let pet = pets[(w * 7919 + n as usize * 31) % pets.len()];
             get(format!("{base}/api/v1/pets/{pet}"), Some(key.clone()))
         });
         let group = vec![
-            ("ceiling: bare axum route", vec![ceiling_pid], ceiling),
+            (CEILING, vec![ceiling_pid], ceiling),
+            (CEILING_PET, vec![ceiling_pid], replayed),
             ("GET /api/v1/pets/{petId}", vec![pid], pet),
         ];
         rows.extend(measure(group, pid, connections, seconds).await);
     }
     {
-        let (base, key) = (base.clone(), key.clone());
-        rows.extend(
-            row("GET /api/v1/pets?limit=20", pid, connections, seconds, move |_, _| {
-                get(format!("{base}/api/v1/pets?limit=20"), Some(key.clone()))
-            })
-            .await,
-        );
+        let (list_url, key) = (list_url.clone(), key.clone());
+        let ceiling_pid = ceiling.child.id();
+        let replayed_list_url = replayed_list_url.clone();
+        let replayed: Requests = Arc::new(move |_, _| get(replayed_list_url.clone(), None));
+        let list: Requests = Arc::new(move |_, _| get(list_url.clone(), Some(key.clone())));
+        let group = vec![(CEILING_LIST, vec![ceiling_pid], replayed), ("GET /api/v1/pets?limit=20", vec![pid], list)];
+        rows.extend(measure(group, pid, connections, seconds).await);
     }
     {
         let (url, key, distinct) = (format!("{base}/api/v1/store/orders"), key.clone(), distinct.clone());
@@ -688,7 +762,6 @@ async fn main() {
     let pet_url = format!("{base}/api/v1/pets/{sample}");
     let logged_pet_url = format!("http://{}/api/v1/pets/{sample}", logged.addr);
     let quiet_pet_url = format!("http://{}/api/v1/pets/{sample}", quiet.addr);
-    let list_url = format!("{base}/api/v1/pets?limit=20");
     let turns = wrk_in_turns(
         &[
             (&ceiling_url_for_wrk, None),
@@ -696,6 +769,8 @@ async fn main() {
             (&logged_pet_url, Some(&key)),
             (&quiet_pet_url, Some(&key)),
             (&list_url, Some(&key)),
+            (&replayed_pet_url, None),
+            (&replayed_list_url, None),
         ],
         connections,
         seconds,
@@ -703,11 +778,13 @@ async fn main() {
     logged.stop();
     quiet.stop();
     let external: Vec<(&str, Option<Wrk>)> = vec![
-        ("ceiling: bare axum route", turns[0]),
+        (CEILING, turns[0]),
         ("GET /api/v1/pets/{petId}", turns[1]),
         ("GET /api/v1/pets/{petId}, fresh server, log on", turns[2]),
         ("GET /api/v1/pets/{petId}, fresh server, log off", turns[3]),
         ("GET /api/v1/pets?limit=20", turns[4]),
+        (CEILING_PET, turns[5]),
+        (CEILING_LIST, turns[6]),
         ("SSR catalog page /", wrk(&format!("{base}/"), None, connections, seconds)),
     ];
     let startup = server.startup;
@@ -838,7 +915,7 @@ async fn main() {
     );
     println!();
     println!(
-        "measured by wrk (Debian's), {connections} connections, 2 threads, {seconds} s each; the first five \
+        "measured by wrk (Debian's), {connections} connections, 2 threads, {seconds} s each; the first seven \
          rows in turns, {WRK_TURNS} rounds:"
     );
     println!("{:<50} {:>10} {:>8} {:>9} {:>9}", "row", "req/s", "ceiling", "p50 ms", "p99 ms");
@@ -856,16 +933,45 @@ async fn main() {
         }
     }
 
+    // Against the limit for the same bytes: a bare axum process sending what the store sent.
+    let same_bytes = |row: &str, ceiling: &str| -> Option<String> {
+        let (o, c) = (find_row(&rows, row)?, find_row(&rows, ceiling)?);
+        let wrk_figures = |name: &str| external.iter().find(|(n, _)| *n == name).and_then(|(_, w)| *w);
+        let by_wrk = match (wrk_figures(row), wrk_figures(ceiling)) {
+            (Some(w), Some(c)) => format!(
+                "by wrk {:.0} % (p99 {:.2} against {:.2} ms, {:.2} ×)",
+                100.0 * w.per_second / c.per_second,
+                w.p99_ms,
+                c.p99_ms,
+                w.p99_ms / c.p99_ms
+            ),
+            _ => "not by wrk".to_owned(),
+        };
+        Some(format!(
+            "{row}: {:.0} % of its replayed answer's ceiling (p99 {:.2} against {:.2} ms), {by_wrk}",
+            100.0 * o.per_second() / c.per_second(),
+            f64::from(o.p99_us) / 1000.0,
+            f64::from(c.p99_us) / 1000.0
+        ))
+    };
+    println!();
+    println!("against a bare axum process sending the same status, headers and body:");
+    for (row, ceiling) in [("GET /api/v1/pets/{petId}", CEILING_PET), ("GET /api/v1/pets?limit=20", CEILING_LIST)] {
+        println!("  {}", same_bytes(row, ceiling).unwrap_or_else(|| format!("{row}: not measured")));
+    }
+
     // The budgets (docs/PERFORMANCE.md).
     let find = |prefix: &str| rows.iter().find(|r| r.name.starts_with(prefix)).map(|r| r.outcome);
     let judge = |prefix: &str, test: &dyn Fn(Outcome) -> bool| find(prefix).map(test);
     // The wrk figures a budget compares: the ceiling, the pet read, the pet read from
     // the fresh servers with the log on and off, the list (`None` without wrk).
-    let wrk_figures = || -> Option<[Wrk; 5]> {
-        Some([external[0].1?, external[1].1?, external[2].1?, external[3].1?, external[4].1?])
+    // and the two replayed answers' ceilings.
+    let wrk_figures = || -> Option<[Wrk; 7]> {
+        let figure = |i: usize| external[i].1;
+        Some([figure(0)?, figure(1)?, figure(2)?, figure(3)?, figure(4)?, figure(5)?, figure(6)?])
     };
     // A row wrk saw errors in (answers other than 2xx or 3xx) meets no budget.
-    let by_wrk = |test: &dyn Fn([Wrk; 5]) -> bool| wrk_figures().map(|f| f.iter().all(|w| !w.errors) && test(f));
+    let by_wrk = |test: &dyn Fn([Wrk; 7]) -> bool| wrk_figures().map(|f| f.iter().all(|w| !w.errors) && test(f));
     let budgets: Vec<(&str, Option<bool>)> = vec![
         (
             "GET /pets/{petId} ≥ 50 % of the ceiling's req/s",
@@ -908,19 +1014,31 @@ async fn main() {
         ),
         (
             "by wrk: GET /pets/{petId} ≥ 60 % of the ceiling's req/s",
-            by_wrk(&|[ceiling, pet, _, _, _]| pet.per_second >= 0.6 * ceiling.per_second),
+            by_wrk(&|[ceiling, pet, ..]| pet.per_second >= 0.6 * ceiling.per_second),
         ),
         (
             "by wrk: GET /pets/{petId} p99 ≤ 2 × the ceiling's p99",
-            by_wrk(&|[ceiling, pet, _, _, _]| pet.p99_ms <= 2.0 * ceiling.p99_ms),
+            by_wrk(&|[ceiling, pet, ..]| pet.p99_ms <= 2.0 * ceiling.p99_ms),
         ),
         (
             "by wrk: GET /pets?limit=20 ≥ 40 % of the ceiling's req/s",
-            by_wrk(&|[ceiling, _, _, _, list]| list.per_second >= 0.4 * ceiling.per_second),
+            by_wrk(&|[ceiling, _, _, _, list, ..]| list.per_second >= 0.4 * ceiling.per_second),
         ),
         (
             "by wrk: the request log costs < 10 % of GET /pets/{petId}",
-            by_wrk(&|[_, _, logged, quiet, _]| logged.per_second >= 0.9 * quiet.per_second),
+            by_wrk(&|[_, _, logged, quiet, ..]| logged.per_second >= 0.9 * quiet.per_second),
+        ),
+        (
+            "by wrk: GET /pets/{petId} ≥ 90 % of a bare axum process sending the same answer",
+            by_wrk(&|[_, pet, _, _, _, replayed, _]| pet.per_second >= 0.9 * replayed.per_second),
+        ),
+        (
+            "by wrk: GET /pets/{petId} p99 ≤ 1.5 × that process's p99",
+            by_wrk(&|[_, pet, _, _, _, replayed, _]| pet.p99_ms <= 1.5 * replayed.p99_ms),
+        ),
+        (
+            "by wrk: GET /pets?limit=20 ≥ 85 % of a bare axum process sending the same answer",
+            by_wrk(&|[_, _, _, _, list, _, replayed]| list.per_second >= 0.85 * replayed.per_second),
         ),
         ("start to first 200 < 300 ms", Some(startup_ms < 300.0)),
         ("resident memory under load < 80 MB", Some(rss_load * 1.048_576 < 80.0)),
@@ -992,6 +1110,11 @@ async fn main() {
     if budgets.iter().any(|(_, met)| *met == Some(false)) {
         std::process::exit(1);
     }
+}
+
+/// The figures of the row named `name`.
+fn find_row(rows: &[Row], name: &str) -> Option<Outcome> {
+    rows.iter().find(|r| r.name == name).map(|r| r.outcome)
 }
 
 /// The first admin key, made with the server's own CLI (the first start's printed one
