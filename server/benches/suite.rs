@@ -82,6 +82,9 @@ impl Server {
             .env("PETSTORE_DEMO_DATA", "false")
             .env("LEPTOS_SITE_ROOT", site_root)
             .env("LEPTOS_ENV", "PROD")
+            // A PostgreSQL store's first admin key would go to the working directory
+            // (server/, in the source tree); the bench makes its own key anyway.
+            .env("PETSTORE_FIRST_ADMIN_KEY_FILE", server_log_path().with_file_name("first-admin-key"))
             // The default configuration, as `make run` starts it: the request log at
             // INFO, a line per request, here to a file as an operator's would be
             // (whatever RUST_LOG the bench itself was started with).
