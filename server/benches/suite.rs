@@ -655,18 +655,17 @@ async fn main() {
     let rss_idle = server.rss_mib();
 
     let sample = pets[PETS / 2];
-    let (_, pet_body) = call(&http, "GET", &format!("{base}/api/v1/pets/{sample}"), Some(&key), None).await;
-    // The pet read's and the list's answers, for the ceiling to replay.
+    // The pet read's and the list's answers, for the ceiling to replay (and the pet's
+    // body length, for its padded body).
     let replays = root.join("target/bench/ceiling-replays.json");
     let list_url = format!("{base}/api/v1/pets?limit=20");
-    let to_replay = json!({
-        "pet": answer_to_replay(&http, &format!("{base}/api/v1/pets/{sample}"), &key).await,
-        "list": answer_to_replay(&http, &list_url, &key).await,
-    });
+    let pet_answer = answer_to_replay(&http, &format!("{base}/api/v1/pets/{sample}"), &key).await;
+    let pet_body_len = pet_answer.body.len();
+    let to_replay = json!({ "pet": pet_answer, "list": answer_to_replay(&http, &list_url, &key).await });
     std::fs::create_dir_all(replays.parent().unwrap()).unwrap();
     std::fs::write(&replays, serde_json::to_vec_pretty(&to_replay).unwrap()).unwrap();
     let ceiling = Ceiling::start(&replays);
-    let ceiling_url = format!("http://{}/{}", ceiling.addr, pet_body.len());
+    let ceiling_url = format!("http://{}/{pet_body_len}", ceiling.addr);
     let ceiling_url_for_wrk = ceiling_url.clone();
     let replayed_pet_url = format!("http://{}/replay/pet", ceiling.addr);
     let replayed_list_url = format!("http://{}/replay/list", ceiling.addr);
@@ -967,8 +966,8 @@ async fn main() {
     let find = |prefix: &str| rows.iter().find(|r| r.name.starts_with(prefix)).map(|r| r.outcome);
     let judge = |prefix: &str, test: &dyn Fn(Outcome) -> bool| find(prefix).map(test);
     // The wrk figures a budget compares: the ceiling, the pet read, the pet read from
-    // the fresh servers with the log on and off, the list (`None` without wrk).
-    // and the two replayed answers' ceilings.
+    // the fresh servers with the log on and off, the list, and the two replayed
+    // answers (`None` without wrk).
     let wrk_figures = || -> Option<[Wrk; 7]> {
         let figure = |i: usize| external[i].1;
         Some([figure(0)?, figure(1)?, figure(2)?, figure(3)?, figure(4)?, figure(5)?, figure(6)?])

@@ -32,7 +32,7 @@ impl Running {
     /// has not). A server stops cleanly so; util-linux's `script` ends the command it
     /// runs on its pseudo-terminal, which a SIGKILL of `script` would leave running.
     pub fn stop(mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let _ = sigterm(self.0.id());
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::time::Instant::now() < deadline {
             if !matches!(self.0.try_wait(), Ok(None)) {
@@ -41,6 +41,11 @@ impl Running {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Sends SIGTERM to `pid` (by `kill`: the tests take no libc); whether it was sent.
+fn sigterm(pid: u32) -> bool {
+    Command::new("kill").args(["-TERM", &pid.to_string()]).status().is_ok_and(|status| status.success())
 }
 
 impl Deref for Running {
@@ -161,8 +166,7 @@ impl LiveServer {
 
     /// SIGTERM, without waiting.
     pub fn send_sigterm(&self) {
-        let sent = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().expect("kill runs");
-        assert!(sent.success());
+        assert!(sigterm(self.pid()), "SIGTERM to {}", self.pid());
     }
 
     /// Waits for the process to exit; returns whether it exited cleanly.
