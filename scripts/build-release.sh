@@ -21,7 +21,7 @@ record=target/release-build.state
 sources() {
   git ls-files -z --cached --others --exclude-standard -- \
       app frontend server style public Cargo.toml Cargo.lock rust-toolchain.toml .cargo \
-      Makefile scripts/build-release.sh scripts/precompress.sh \
+      Makefile scripts/build-release.sh scripts/precompress.sh scripts/site-files.sh \
     | sort -zu | while IFS= read -r -d '' file; do
         # (A file deleted but still in git's index is simply left out.)
         [[ -f $file ]] && printf '%s\0' "$file"
@@ -37,10 +37,10 @@ sources() {
 built() {
   local hashes=$target_dir/release/hash.txt
   sha256sum "$target_dir/release/server" "$hashes"
-  while read -r kind hash || [[ -n $kind ]]; do
-    local file=target/site/pkg/petstore.$hash.${kind%:}
+  local file
+  for file in $(scripts/site-files.sh target/site/pkg "$hashes"); do
     sha256sum "$file" "$file.br" "$file.gz"
-  done <"$hashes"
+  done
 }
 
 # Outside a git checkout (an unpacked tarball) there is no list of sources: always build.
@@ -56,7 +56,9 @@ else
 fi
 
 rm -f "$record"
-LEPTOS_HASH_FILES=true cargo leptos build --release
+# --split with lazy-islands: the console's and /docs' islands in WASM files of their own
+# (app/Cargo.toml).
+LEPTOS_HASH_FILES=true cargo leptos build --release --split --lib-features lazy-islands
 scripts/precompress.sh target/site/pkg "$target_dir/release/hash.txt"
 if [[ -n $wanted ]]; then
   { echo "$wanted"; built; } >"$record"

@@ -25,17 +25,16 @@ rm -rf "$stage" "$out"/petstore-*-linux.tar.gz "$out"/petstore-*-linux.tar.gz.sh
 mkdir -p "$stage/site/pkg"
 
 cp "$binary" "$hashes" "$stage/"
-# The site's public files, and of pkg/ only the files hash.txt names (an older build
-# may have left others there).
+# The site's public files, and of pkg/ only the build's files (scripts/site-files.sh: an
+# older build may have left others there).
 find "$site" -mindepth 1 -maxdepth 1 ! -name pkg -exec cp -r {} "$stage/site/" \;
-while read -r kind hash; do
-  kind=${kind%:}
-  file=$site/pkg/petstore.$hash.$kind
+files=$("$root/scripts/site-files.sh" "$site/pkg" "$hashes")
+while read -r file; do
   for copy in "$file" "$file.br" "$file.gz"; do
     [[ -f $copy ]] || { echo "hash.txt names $file, and $copy is missing: run make build-release" >&2; exit 1; }
     cp "$copy" "$stage/site/pkg/"
   done
-done < "$hashes"
+done <<<"$files"
 cp -r "$root/deploy" "$root/docs" "$stage/"
 rm -f "$stage/deploy/"*requirements.txt
 cp "$root/README.md" "$root/CHANGELOG.md" "$root/LICENSE" "$stage/"

@@ -65,6 +65,14 @@ for kind in js wasm css; do
     cmp -s "$work/sent" "$bundle/site$asset.${encoding#*:}" || fail "$asset as ${encoding%:*} is not the packed $asset.${encoding#*:}"
   done
 done
+# The lazy islands' files (the console's and /docs') are packed and load, compressed as built.
+lazy=$("$root/scripts/site-files.sh" "$bundle/site/pkg" "$bundle/hash.txt" | grep -E '/(__wasm_split\.|split_)' || true)
+[[ $(wc -l <<<"$lazy") -gt 1 ]] || fail "the bundle holds no lazy island: $lazy"
+while read -r file; do
+  asset=/pkg/$(basename "$file")
+  curl -fsS -H "Accept-Encoding: br" -o "$work/sent" "$base$asset" || fail "$asset does not load"
+  cmp -s "$work/sent" "$file.br" || fail "$asset as br is not the packed $asset.br"
+done <<<"$lazy"
 # Read once, at start: a hash.txt removed or replaced under a running server (a new
 # release unpacked over it) changes nothing in the pages it serves.
 # (A query parameter no page reads: rendered afresh, never a kept page.)

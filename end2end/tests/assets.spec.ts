@@ -2,11 +2,13 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { expect, hydrated, test } from './helpers';
+import type { Page } from '@playwright/test';
+import { cliKey, expect, hydrated, signIn, test } from './helpers';
 
-// The WASM, JavaScript and CSS every page links are compressed once, when the release
-// is built (scripts/precompress.sh: brotli 11 and gzip 9 beside each file), and sent as
-// they are: a download costs the server no compression. The proof: what it sends is,
+// The WASM, JavaScript and CSS every page links, and the lazy islands' files (the
+// console's and /docs', split into WASM files of their own: app/Cargo.toml), are
+// compressed once, when the release is built (scripts/precompress.sh: brotli 11 and gzip
+// 9 beside each file), and sent as they are: a download costs the server no compression. The proof: what it sends is,
 // byte for byte, the file compressed at build time (compressing per request, at
 // tower-http's quality, gives other bytes).
 
@@ -34,28 +36,70 @@ function download(url: URL, acceptEncoding: string): Promise<{ headers: http.Inc
   });
 }
 
-test('the built files go out as compressed at build time, byte for byte', async ({ baseURL }) => {
-  for (const asset of await linkedAssets(baseURL!)) {
-    const file = path.join(pkg, path.basename(asset));
-    for (const [accepted, encoding, suffix] of [
-      // What Chromium sends: brotli is chosen.
-      ['gzip, deflate, br, zstd', 'br', '.br'],
-      ['gzip', 'gzip', '.gz'],
-      ['identity', undefined, ''],
-    ] as const) {
-      const { headers, body } = await download(new URL(asset, baseURL), accepted);
-      expect(headers['content-encoding'], `${asset} for "${accepted}"`).toBe(encoding);
-      expect(headers['vary'], asset).toMatch(/accept-encoding/i);
-      expect(headers['cache-control'], asset).toContain('immutable');
-      const built = fs.readFileSync(file + suffix);
-      expect(body.length, `${asset}${suffix}: the build's ${built.length} bytes`).toBe(built.length);
-      expect(body.equals(built), `${asset}${suffix} is the file built`).toBe(true);
-    }
-    // The build's copies hold the file itself (none left over from another build).
-    const raw = fs.readFileSync(file);
-    expect(zlib.brotliDecompressSync(fs.readFileSync(file + '.br')).equals(raw), `${asset}.br`).toBe(true);
-    expect(zlib.gunzipSync(fs.readFileSync(file + '.gz')).equals(raw), `${asset}.gz`).toBe(true);
+/** That `asset` goes out as the build's file and its compressed copies, byte for byte. */
+async function expectSentAsBuilt(asset: string, baseURL: string) {
+  const file = path.join(pkg, path.basename(asset));
+  for (const [accepted, encoding, suffix] of [
+    // What Chromium sends: brotli is chosen.
+    ['gzip, deflate, br, zstd', 'br', '.br'],
+    ['gzip', 'gzip', '.gz'],
+    ['identity', undefined, ''],
+  ] as const) {
+    const { headers, body } = await download(new URL(asset, baseURL), accepted);
+    expect(headers['content-encoding'], `${asset} for "${accepted}"`).toBe(encoding);
+    expect(headers['vary'], asset).toMatch(/accept-encoding/i);
+    expect(headers['cache-control'], asset).toContain('immutable');
+    const built = fs.readFileSync(file + suffix);
+    expect(body.length, `${asset}${suffix}: the build's ${built.length} bytes`).toBe(built.length);
+    expect(body.equals(built), `${asset}${suffix} is the file built`).toBe(true);
   }
+  // The build's copies hold the file itself (none left over from another build).
+  const raw = fs.readFileSync(file);
+  expect(zlib.brotliDecompressSync(fs.readFileSync(file + '.br')).equals(raw), `${asset}.br`).toBe(true);
+  expect(zlib.gunzipSync(fs.readFileSync(file + '.gz')).equals(raw), `${asset}.gz`).toBe(true);
+}
+
+/** The paths of the scripts and WASM files `path` fetches until its islands have started, sorted. */
+async function scriptsFetched(page: Page, path: string): Promise<string[]> {
+  const fetched: string[] = [];
+  const listener = (request: { url(): string }) => {
+    const { pathname } = new URL(request.url());
+    if (/\.(wasm|js)$/.test(pathname)) fetched.push(pathname);
+  };
+  page.on('request', listener);
+  await page.goto(path);
+  await hydrated(page);
+  page.off('request', listener);
+  return [...new Set(fetched)].sort();
+}
+
+test('the built files go out as compressed at build time, byte for byte', async ({ baseURL }) => {
+  for (const asset of await linkedAssets(baseURL!)) await expectSentAsBuilt(asset, baseURL!);
+});
+
+test('a shopper\'s pages load one WASM; the docs\' and the console\'s islands come in files of their own', async ({ page, baseURL }) => {
+  const main = (await linkedAssets(baseURL!)).filter((asset) => !asset.endsWith('.css'));
+  const wasm = main.filter((asset) => asset.endsWith('.wasm'));
+  for (const path of ['/', '/pets/1', '/sign-in', '/sign-up']) {
+    // (The lazy islands' loader, a small script, is imported by the page's own.)
+    const fetched = await scriptsFetched(page, path);
+    expect(fetched.filter((asset) => asset.endsWith('.wasm')), path).toEqual(wasm);
+  }
+  // /docs: its try-it panels' code, fetched when the page has them, and sent as built.
+  const docs = await scriptsFetched(page, '/docs');
+  const lazy = docs.filter((asset) => !main.includes(asset));
+  expect(lazy.some((asset) => /\/split_try_it_loader_\w+\.[\w-]+\.wasm$/.test(asset)), docs.join(' ')).toBe(true);
+  expect(lazy.some((asset) => /\/__wasm_split\.[\w-]+\.js$/.test(asset)), docs.join(' ')).toBe(true);
+  for (const asset of lazy) await expectSentAsBuilt(asset, baseURL!);
+  // A try-it panel works with its code fetched so.
+  const panel = page.locator('details.try-it').first();
+  await panel.locator('summary').click();
+  await expect(panel.locator('button.send')).toBeEnabled();
+  // The console: a pet editor's islands.
+  await signIn(page, cliKey('admin', 'e2e assets'));
+  const console = await scriptsFetched(page, '/admin/pets/1');
+  expect(console.some((asset) => /\/split_pet_edit_form_loader_\w+\.[\w-]+\.wasm$/.test(asset)), console.join(' ')).toBe(true);
+  expect(console.some((asset) => /\/split_try_it_loader_/.test(asset)), 'no docs code in the console').toBe(false);
 });
 
 test('a browser is sent the brotli file', async ({ page }) => {

@@ -68,7 +68,8 @@ pub fn CategoriesConsole() -> impl IntoView {
 
 /// Creating a category: the page is shown again with it in the list (and a note with
 /// links to it); a refusal keeps what was typed.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn NewCategoryForm(note: Option<Note>) -> impl IntoView {
     let create = ServerAction::<SaveCategory>::new();
     let result = create.value();
@@ -89,7 +90,8 @@ fn NewCategoryForm(note: Option<Note>) -> impl IntoView {
 
 /// One category's forms: rename and describe (in place), and delete (after a
 /// confirmation; the page is shown again without it). `note` is what one of them did.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn CategoryForms(category: CategorySummary, note: Option<Note>) -> impl IntoView {
     let id = category.id;
     let save = ServerAction::<SaveCategory>::new();

@@ -76,7 +76,8 @@ fn StockRow(pet: PetCard, note: Option<Note>) -> impl IntoView {
 }
 
 /// One pet's stock: set it, and the page is shown again with the row's new status.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn StockForm(pet_id: i64, name: String, quantity: i64, note: Option<Note>) -> impl IntoView {
     let set = ServerAction::<SetStock>::new();
     let input_id = format!("stock-{pet_id}");

@@ -74,7 +74,8 @@ pub fn KeysConsole() -> impl IntoView {
 
 /// Creating a key: the page is shown again, with the secret once; a refusal keeps what
 /// was typed.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn NewKeyForm(note: Option<Note>) -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let result = create.value();
@@ -166,7 +167,8 @@ fn KeyRow(row: KeyUsage, mine: Option<i64>, last_admin: bool) -> impl IntoView {
 }
 
 /// Revoking one key, after the question.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn RevokeKeyForm(id: i64, question: String) -> impl IntoView {
     let revoke = ServerAction::<RevokeKey>::new();
     view! {

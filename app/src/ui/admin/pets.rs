@@ -80,7 +80,8 @@ pub fn PetsConsole() -> impl IntoView {
 
 /// Creating a pet: the page is shown again after each one, the form empty and a note
 /// with links to it; a refusal keeps what was typed. `note` is what the form did.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn NewPetForm(options: Vec<CategorySummary>, currency: Currency, note: Option<Note>) -> impl IntoView {
     let save = ServerAction::<SavePet>::new();
     let result = save.value();
@@ -205,7 +206,8 @@ pub fn PetEditor() -> impl IntoView {
 
 /// The editor: saving shows the page again, saying so. `note` is what a form sent without JavaScript
 /// did (or with it: the page is shown again either way).
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, currency: Currency, note: Option<Note>) -> impl IntoView {
     let save = ServerAction::<SavePet>::new();
     let result = save.value();
@@ -238,7 +240,8 @@ fn PetEditForm(card: PetCard, options: Vec<CategorySummary>, currency: Currency,
 }
 
 /// Deleting the pet, after a confirmation (the list then says so).
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn DeletePetPanel(card: PetCard, note: Option<Note>) -> impl IntoView {
     let delete = ServerAction::<DeletePet>::new();
     let id = card.id;

@@ -34,7 +34,8 @@ enum Upload {
     Failed(String),
 }
 
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 pub fn PhotoEditor(pet_id: i64, name: String, photo: Option<Photo>, note: Option<Note>) -> impl IntoView {
     // The chosen file's own preview (an object URL) once there is one.
     let preview = RwSignal::new(None::<String>);

@@ -78,7 +78,8 @@ pub fn WebhooksConsole() -> impl IntoView {
 }
 
 /// The signing secret, this once, with its copy button (on a page drawn with it).
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn SigningSecret(secret: String) -> impl IntoView {
     view! { <SigningSecretView secret/> }
 }
@@ -143,7 +144,8 @@ fn EndpointRow(hook: Webhook) -> impl IntoView {
 }
 
 /// A row's actions: test, disable or enable, and (after a question) rotate and delete.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn EndpointActions(id: i64, enabled: bool) -> impl IntoView {
     let act = ServerAction::<WebhookAction>::new();
     let form = move |action: &'static str, label: String, class: &'static str| {
@@ -208,7 +210,8 @@ fn ticked(note: &Option<Note>) -> Option<Vec<String>> {
 
 /// Registering an endpoint: the page is shown again with its secret, once; a refusal
 /// keeps what was typed.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn NewEndpointForm(note: Option<Note>) -> impl IntoView {
     let create = ServerAction::<SaveWebhook>::new();
     let typed = |field: &str| note.as_ref().and_then(|note| note.typed(field)).unwrap_or_default();
@@ -227,7 +230,8 @@ fn NewEndpointForm(note: Option<Note>) -> impl IntoView {
 
 /// Changing an endpoint's URL, description and event types (what it has now, or after
 /// a refusal what was typed).
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn EditEndpointForm(
     id: i64,
     url: String,
@@ -373,7 +377,8 @@ fn DeliveryRow(webhook_id: i64, delivery: Delivery, newest: bool) -> impl IntoVi
 }
 
 /// Sending a delivery's event again now.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn RetryForm(id: i64, webhook_id: i64) -> impl IntoView {
     let retry = ServerAction::<WebhookAction>::new();
     view! {
