@@ -56,7 +56,7 @@ else
 fi
 
 rm -f "$record"
-# --split with lazy-islands: the console's and /docs' islands in WASM files of their own
+# --split with lazy-islands: the staff console's islands in WASM files of their own
 # (app/Cargo.toml).
 LEPTOS_HASH_FILES=true cargo leptos build --release --split --lib-features lazy-islands
 scripts/precompress.sh target/site/pkg "$target_dir/release/hash.txt"

@@ -65,7 +65,7 @@ for kind in js wasm css; do
     cmp -s "$work/sent" "$bundle/site$asset.${encoding#*:}" || fail "$asset as ${encoding%:*} is not the packed $asset.${encoding#*:}"
   done
 done
-# The lazy islands' files (the console's and /docs') are packed and load, compressed as built.
+# The lazy islands' files (the staff console's) are packed and load, compressed as built.
 lazy=$("$root/scripts/site-files.sh" "$bundle/site/pkg" "$bundle/hash.txt" | grep -E '/(__wasm_split\.|split_)' || true)
 [[ $(wc -l <<<"$lazy") -gt 1 ]] || fail "the bundle holds no lazy island: $lazy"
 while read -r file; do

@@ -5,8 +5,8 @@ import * as zlib from 'node:zlib';
 import type { Page } from '@playwright/test';
 import { cliKey, expect, hydrated, signIn, test } from './helpers';
 
-// The WASM, JavaScript and CSS every page links, and the lazy islands' files (the
-// console's and /docs', split into WASM files of their own: app/Cargo.toml), are
+// The WASM, JavaScript and CSS every page links, and the lazy islands' files (the staff
+// console's, split into WASM files of their own: app/Cargo.toml), are
 // compressed once, when the release is built (scripts/precompress.sh: brotli 11 and gzip
 // 9 beside each file), and sent as they are: a download costs the server no compression. The proof: what it sends is,
 // byte for byte, the file compressed at build time (compressing per request, at
@@ -77,29 +77,22 @@ test('the built files go out as compressed at build time, byte for byte', async 
   for (const asset of await linkedAssets(baseURL!)) await expectSentAsBuilt(asset, baseURL!);
 });
 
-test('a shopper\'s pages load one WASM; the docs\' and the console\'s islands come in files of their own', async ({ page, baseURL }) => {
+test('a shopper\'s pages load one WASM; the console\'s islands come in files of their own', async ({ page, baseURL }) => {
   const main = (await linkedAssets(baseURL!)).filter((asset) => !asset.endsWith('.css'));
   const wasm = main.filter((asset) => asset.endsWith('.wasm'));
-  for (const path of ['/', '/pets/1', '/sign-in', '/sign-up']) {
+  for (const path of ['/', '/pets/1', '/sign-in', '/sign-up', '/docs']) {
     // (The lazy islands' loader, a small script, is imported by the page's own.)
     const fetched = await scriptsFetched(page, path);
     expect(fetched.filter((asset) => asset.endsWith('.wasm')), path).toEqual(wasm);
   }
-  // /docs: its try-it panels' code, fetched when the page has them, and sent as built.
-  const docs = await scriptsFetched(page, '/docs');
-  const lazy = docs.filter((asset) => !main.includes(asset));
-  expect(lazy.some((asset) => /\/split_try_it_loader_\w+\.[\w-]+\.wasm$/.test(asset)), docs.join(' ')).toBe(true);
-  expect(lazy.some((asset) => /\/__wasm_split\.[\w-]+\.js$/.test(asset)), docs.join(' ')).toBe(true);
-  for (const asset of lazy) await expectSentAsBuilt(asset, baseURL!);
-  // A try-it panel works with its code fetched so.
-  const panel = page.locator('details.try-it').first();
-  await panel.locator('summary').click();
-  await expect(panel.locator('button.send')).toBeEnabled();
-  // The console: a pet editor's islands.
+  // The console: a pet editor's islands, fetched when the page has them, and sent as built.
   await signIn(page, cliKey('admin', 'e2e assets'));
-  const console = await scriptsFetched(page, '/admin/pets/1');
-  expect(console.some((asset) => /\/split_pet_edit_form_loader_\w+\.[\w-]+\.wasm$/.test(asset)), console.join(' ')).toBe(true);
-  expect(console.some((asset) => /\/split_try_it_loader_/.test(asset)), 'no docs code in the console').toBe(false);
+  const editor = await scriptsFetched(page, '/admin/pets/1');
+  const lazy = editor.filter((asset) => !main.includes(asset));
+  expect(lazy.some((asset) => /\/split_pet_edit_form_loader_\w+\.[\w-]+\.wasm$/.test(asset)), editor.join(' ')).toBe(true);
+  expect(lazy.some((asset) => /\/__wasm_split\.[\w-]+\.js$/.test(asset)), editor.join(' ')).toBe(true);
+  for (const asset of lazy) await expectSentAsBuilt(asset, baseURL!);
+  // (console.spec.ts and webhooks.spec.ts use these islands, so fetched.)
 });
 
 test('a browser is sent the brotli file', async ({ page }) => {

@@ -598,8 +598,8 @@ async fn photo_uploads(http: &Http, base: &str, key: &str, pet: i64, pid: u32) -
 
 /// The release WASM every page loads, raw bytes and `gzip -9` bytes: the storefront's
 /// islands, the module the hash file beside the server binary names (an older build may
-/// have left other files in `target/site/pkg`). The staff console's and `/docs`' islands
-/// are lazy, WASM files of their own fetched only by pages that have them: their
+/// have left other files in `target/site/pkg`). The staff console's islands are
+/// lazy, WASM files of their own fetched only by pages that have them: their
 /// number and brotli bytes all together.
 struct WasmSize {
     raw: u64,
@@ -926,7 +926,7 @@ async fn main() {
         wasm_download.bytes, wasm_download.encoding, wasm_download.cpu_ms
     );
     println!(
-        "lazy islands (the console's and /docs', fetched by the pages that have them): {} WASM files, {} bytes brotli in all",
+        "lazy islands (the staff console's, fetched by the pages that have them): {} WASM files, {} bytes brotli in all",
         wasm.lazy_files, wasm.lazy_brotli
     );
     println!("catalog page: {html_raw} bytes of HTML ({html_sent} bytes as sent compressed)");

@@ -90,8 +90,7 @@ fn page_key(signed_in: bool) -> ArcRwSignal<PageKey> {
 }
 
 /// The key bar: which key every try-it panel of the page sends.
-#[cfg_attr(feature = "lazy-islands", island(lazy))]
-#[cfg_attr(not(feature = "lazy-islands"), island)]
+#[island]
 pub fn KeyBar(signed_in: bool) -> impl IntoView {
     let key = page_key(signed_in);
     let (session, paste, pasted) = (key.clone(), key.clone(), key.clone());
@@ -124,8 +123,7 @@ pub fn KeyBar(signed_in: bool) -> impl IntoView {
 /// when it is first opened: until then the island is a `<details>` and a line of text,
 /// so that a page of thirty panels hydrates at once. Without JavaScript, opened, it
 /// shows the request as a curl line.
-#[cfg_attr(feature = "lazy-islands", island(lazy))]
-#[cfg_attr(not(feature = "lazy-islands"), island)]
+#[island]
 pub fn TryIt(request: TryRequest, signed_in: bool, origin: String) -> impl IntoView {
     let opened = RwSignal::new(false);
     // A panel opened before the page's script ran missed its `toggle`: seen here.
