@@ -14,7 +14,7 @@
 //! (`#[island(lazy)]` under the `lazy-islands` feature): each is a WASM file of its own,
 //! fetched when a page has one, so a shopper's pages load none of their code. (The docs'
 //! try-it panels stay in the one module: lazy, they made `/docs` block its main thread
-//! for 0.4 s on Lighthouse's phone; docs/PERFORMANCE.md, "WASM".)
+//! for 0.4 s more on Lighthouse's phone; docs/PERFORMANCE.md, "WASM".)
 
 pub(crate) mod account;
 mod admin;
