@@ -142,6 +142,9 @@ for (const [width, size] of Object.entries(WIDTHS)) {
     await row.getByLabel(/^Stock of/).fill('1');
     await row.getByRole('button', { name: 'Set' }).click();
     await expect(row.getByRole('status')).toHaveText('Saved.');
+    // The form's own navigation back to the page may still be under way once the status
+    // shows; a reload then would collide with it.
+    await page.waitForLoadState('networkidle');
     const shopper = { 'X-API-Key': cliKey('customer', 'e2e layout shopper') };
     const ordered = await page.request.post('/api/v1/store/orders', { headers: shopper, data: { petId: pet, quantity: 1 } });
     expect(ordered.status()).toBe(201);
