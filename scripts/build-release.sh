@@ -6,7 +6,8 @@
 # that build is still in place: with nothing to compile, cargo-leptos still runs
 # wasm-bindgen and wasm-opt again (about a minute on 2 cores), so a second `make run`
 # would wait that long for the same files. "Built from" is the content of every file
-# of the workspace that is not ignored in app/, frontend/, server/, style/ and public/,
+# of the workspace that is not ignored in app/, frontend/, server/, style/ and public/
+# (but the tests and benches, which are no part of the binary or the site),
 # the manifests, the toolchain, the Makefile and these scripts; the tools' versions;
 # and the RUSTFLAGS, CARGO_PROFILE_*, CARGO_BUILD_* and LEPTOS_* variables. "In place" is the
 # binary, hash.txt and the hashed assets as this checkout's last build left them (the
@@ -22,6 +23,7 @@ sources() {
   git ls-files -z --cached --others --exclude-standard -- \
       app frontend server style public Cargo.toml Cargo.lock rust-toolchain.toml .cargo \
       Makefile scripts/build-release.sh scripts/precompress.sh scripts/site-files.sh \
+      ':!app/tests' ':!server/tests' ':!server/benches' \
     | sort -zu | while IFS= read -r -d '' file; do
         # (A file deleted but still in git's index is simply left out.)
         [[ -f $file ]] && printf '%s\0' "$file"
