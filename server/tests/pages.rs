@@ -123,10 +123,10 @@ async fn a_page_that_is_not_a_200_is_not_kept() {
         .unwrap();
         sqlx::query("INSERT INTO inventory (pet_id, quantity) VALUES (1, 0)").execute(pool).await.unwrap();
     });
-    // The next page is rendered afresh. It may still say "not found" for a moment: a
-    // read of the pet that the 404's render started (its "more like this") and that is
-    // still running hands its answer to a request that joins it, and another process's
-    // write is promised within the catalog watcher's interval. So the page is asked for
+    // The next page is rendered afresh. It may still say "not found" for a moment (seen
+    // once under load; likely a read of the pet that the 404's render started, its "more
+    // like this", still running and handing its answer to a request that joins it), and
+    // another process's write is promised within the catalog watcher's interval. So the page is asked for
     // until it shows the pet, and none of the answers may be a kept page: a kept 404
     // would be served (counted "kept") until the watcher saw the write.
     let mut shown = false;
