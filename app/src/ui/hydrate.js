@@ -6,7 +6,9 @@
   }
   function loaded() {
     setTimeout(start, 3000);
-    if (painted()) return start();
+    // A task of its own: called from a load listener, the WASM's fetch would begin
+    // before the load event has ended.
+    if (painted()) return setTimeout(start);
     try {
       new PerformanceObserver(function () { if (painted()) start(); }).observe({ type: 'paint', buffered: true });
     } catch (e) {
