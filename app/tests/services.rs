@@ -149,3 +149,87 @@ async fn pool_with_a_category() -> (Db, tempfile::TempDir) {
     categories::create(&pool, category("Mine")).await.unwrap();
     (pool, dir)
 }
+
+/// Orders queued together make one batch of the write queue, whose rows and stock are
+/// written together (`db::batch`): each order is kept once with an id of its own, never
+/// one an order had before; each pet's stock, status and the running totals come out as
+/// if the orders had been placed one by one.
+#[tokio::test]
+async fn orders_placed_together_are_each_kept_once_and_the_totals_agree() {
+    use app::model::{Caller, NewApiKey, NewOrder, Plan, Role};
+    use app::services::{keys, orders};
+
+    let (pool, _dir) = pool().await;
+    let dogs = categories::create(&pool, category("Dogs")).await.unwrap();
+    let mut stocked = Vec::new();
+    for (name, stock) in [("Rex", 5), ("Fido", 1)] {
+        let pet = pets::create(&pool, NewPet { name: name.into(), category_id: dogs.id, ..Default::default() })
+            .await
+            .unwrap();
+        inventory::set(&pool, pet.id, InventoryUpdate { quantity: stock }).await.unwrap();
+        stocked.push(pet.id);
+    }
+    let [rex, fido] = stocked[..] else { unreachable!() };
+    let new = NewApiKey { name: "shopper".into(), role: Role::Customer, plan: Plan::Free, limits: None };
+    let key = keys::create(&pool, 0, new).await.unwrap();
+    let caller = Caller { key_id: key.key_info.id, role: Role::Customer, limits: key.key_info.limits };
+    let order = |pet_id: i64| {
+        let pool = pool.clone();
+        async move { orders::place(&pool, 1_000, caller, NewOrder { pet_id, quantity: 1, ship_date: None }, None).await }
+    };
+    // The highest order so far is gone (as retention deletes them): its id is not
+    // handed out again.
+    let gone = order(rex).await.unwrap().id;
+    app::on_pool!(pool, |p| sqlx::query("DELETE FROM orders WHERE id = $1").bind(gone).execute(p).await.map(|_| ()))
+        .unwrap();
+
+    // While a writer holds the queue's turn, the orders queue up; then they run as one
+    // batch: three of Rex, two of Fido (who has one left), one of a pet that is not.
+    let turn = pool.begin_write().await.unwrap();
+    let placing: Vec<_> = [rex, fido, rex, fido, rex, 9_999].into_iter().map(|pet| tokio::spawn(order(pet))).collect();
+    tokio::task::yield_now().await;
+    let before = pool.generation();
+    drop(turn);
+    let mut placed = Vec::new();
+    for (n, placing) in placing.into_iter().enumerate() {
+        match (n, placing.await.unwrap()) {
+            (3, Err(err)) => assert_eq!(err.status, 409, "Fido's second: {err:?}"),
+            (5, Err(err)) => assert_eq!(err.field(), Some("petId"), "{err:?}"),
+            (_, Ok(order)) => placed.push(order.id),
+            (n, Err(err)) => panic!("order {n}: {err:?}"),
+        }
+    }
+    assert_eq!(pool.generation(), before + 1, "one transaction for the six");
+    assert_eq!(placed.len(), 4);
+    assert!(placed.windows(2).all(|w| w[0] < w[1]), "ids in the order placed: {placed:?}");
+    assert!(placed[0] > gone, "{placed:?} after {gone}");
+
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        async move { app::on_pool!(pool, |p| sqlx::query_scalar::<_, i64>(sql).fetch_one(p).await).unwrap() }
+    };
+    let kept: Vec<(i64, i64)> =
+        app::on_pool!(pool, |p| sqlx::query_as("SELECT id, pet_id FROM orders ORDER BY id").fetch_all(p).await)
+            .unwrap();
+    assert_eq!(kept.iter().map(|(id, _)| *id).collect::<Vec<_>>(), placed, "each order kept once");
+    assert_eq!(inventory::get(&pool, rex).await.unwrap().quantity, 1, "five less the first and three");
+    let fido_now = inventory::get(&pool, fido).await.unwrap();
+    assert_eq!((fido_now.quantity, fido_now.status.as_str()), (0, "pending"));
+    // The running totals the triggers keep, against the rows.
+    assert_eq!(count("SELECT orders FROM open_orders").await, 4);
+    let tallied: Vec<(String, i64, i64)> =
+        app::on_pool!(pool, |p| sqlx::query_as("SELECT status, pets, units FROM status_stock ORDER BY status")
+            .fetch_all(p)
+            .await)
+        .unwrap();
+    let counted: Vec<(String, i64, i64)> = app::on_pool!(pool, |p| sqlx::query_as(
+        "SELECT s.status, (SELECT COUNT(*) FROM pets p WHERE p.status = s.status),
+                CAST((SELECT COALESCE(SUM(i.quantity), 0) FROM pets p JOIN inventory i ON i.pet_id = p.id
+                      WHERE p.status = s.status) AS BIGINT)
+         FROM status_stock s ORDER BY s.status"
+    )
+    .fetch_all(p)
+    .await)
+    .unwrap();
+    assert_eq!(tallied, counted);
+}

@@ -11,6 +11,7 @@
 //! writes work (`health`).
 
 pub mod backup;
+mod batch;
 pub(crate) mod cache;
 pub mod copy;
 mod engine;

@@ -93,7 +93,7 @@ pub async fn place(
     // Orders are the hot write: they share transactions in the database's queue.
     let key = idempotency_key.map(str::to_owned);
     let (outcome, placed_now) = db
-        .write(move |conn| {
+        .write_reading_pet(new.pet_id, move |conn| {
             let (new, key) = (new.clone(), key.clone());
             Box::pin(async move { place_recorded(conn, now, caller, &new, key.as_deref(), request_hash).await })
         })

@@ -100,3 +100,9 @@ pub async fn before_events_since(db: &Db, since_ms: i64) -> AppResult<i64> {
 pub async fn latest_seq(db: &Db) -> AppResult<i64> {
     Ok(latest(db).await?.map_or(0, |(seq, _)| seq))
 }
+
+/// The latest event's `seq` (0 when there is none), in a write transaction.
+pub async fn latest_seq_in(conn: &mut Conn) -> AppResult<i64> {
+    let latest: Option<i64> = on_conn!(conn, |c| sqlx::query_scalar("SELECT MAX(seq) FROM events").fetch_one(c).await)?;
+    Ok(latest.unwrap_or(0))
+}

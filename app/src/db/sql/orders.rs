@@ -3,9 +3,10 @@
 use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use super::{Conn, on_conn, on_pool};
+use crate::db::batch::{self, HeldOrder};
 use crate::db::paging::PageRequest;
 use crate::db::{Db, Engine};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::model::{Caller, NewOrder, OrderFilter, OrderHistoryFilter, OrderState, Role};
 
 /// An order as stored.
@@ -27,10 +28,12 @@ const COLUMNS: &str =
     "SELECT id, pet_id, key_id, quantity, ship_date, complete, created_at, cancelled_at, unit_price, total FROM orders";
 
 /// Inserts an open order, with what it costs (`unit_price` and its total, when the pet
-/// has a price), and sets the pet's stock to what the order left (`stock`). On
-/// PostgreSQL one statement: every statement of an order is a round trip while the
-/// store's write lock is held, and this saves one an order. SQLite, in this process,
-/// takes no `UPDATE` in a `WITH`, and a statement there costs no network: two.
+/// has a price), and sets the pet's stock to what the order left (`stock`). In a batch
+/// of the write queue on SQLite, both are held back and written with the batch's
+/// others (`db::batch`). Else in one round trip: every round trip of an order is taken
+/// while the store's write lock is held, one order after another. PostgreSQL takes the
+/// `UPDATE` in a `WITH`; SQLite does not, and takes the two statements in one command
+/// instead (all of whose rows `fetch_all` reads, so both run).
 pub async fn insert_taking_stock(
     conn: &mut Conn,
     now: i64,
@@ -39,6 +42,19 @@ pub async fn insert_taking_stock(
     price: Option<(i64, i64)>,
     stock: i64,
 ) -> AppResult<i64> {
+    let held = HeldOrder {
+        id: 0,
+        pet_id: order.pet_id,
+        key_id,
+        quantity: order.quantity,
+        ship_date: order.ship_date.clone(),
+        created_at: now,
+        unit_price: price.map(|(unit, _)| unit),
+        total: price.map(|(_, total)| total),
+    };
+    if let Some(id) = batch::defer_order(conn, held, stock).await? {
+        return Ok(id);
+    }
     // A literal either way (sqlx takes static SQL), the INSERT written once.
     macro_rules! insert {
         () => {
@@ -46,28 +62,59 @@ pub async fn insert_taking_stock(
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id"
         };
     }
-    let in_one = conn.engine() == Engine::Postgres;
-    let sql = if in_one {
-        concat!("WITH stock AS (UPDATE inventory SET quantity = $9 WHERE pet_id = $1) ", insert!())
-    } else {
-        insert!()
+    let sql = match conn.engine() {
+        Engine::Postgres => concat!("WITH stock AS (UPDATE inventory SET quantity = $9 WHERE pet_id = $1) ", insert!()),
+        Engine::Sqlite => concat!("UPDATE inventory SET quantity = $9 WHERE pet_id = $1; ", insert!()),
     };
-    let id = on_conn!(&mut *conn, |c| {
-        let query = sqlx::query_scalar(sql)
-            .bind(order.pet_id)
-            .bind(key_id)
-            .bind(order.quantity)
-            .bind(&order.ship_date)
-            .bind(false)
-            .bind(now)
-            .bind(price.map(|(unit, _)| unit))
-            .bind(price.map(|(_, total)| total));
-        if in_one { query.bind(stock) } else { query }.fetch_one(c).await
-    })?;
-    if !in_one {
-        super::inventory::set_stock(conn, order.pet_id, stock).await?;
-    }
+    batch::flush(conn).await?;
+    let ids: Vec<i64> = on_conn!(&mut *conn, |c| sqlx::query_scalar(sql)
+        .bind(order.pet_id)
+        .bind(key_id)
+        .bind(order.quantity)
+        .bind(&order.ship_date)
+        .bind(false)
+        .bind(now)
+        .bind(price.map(|(unit, _)| unit))
+        .bind(price.map(|(_, total)| total))
+        .bind(stock)
+        .fetch_all(c)
+        .await)?;
+    let id = ids.first().copied().ok_or_else(|| AppError::internal("placing an order", "the INSERT returned no id"))?;
+    batch::stock_set(order.pet_id, stock);
     Ok(id)
+}
+
+/// The id SQLite would give the next order: one past the highest the table ever had
+/// (`AUTOINCREMENT` keeps it in `sqlite_sequence`), inside the write transaction.
+pub(in crate::db) async fn next_id(conn: &mut Conn) -> Result<i64, sqlx::Error> {
+    let highest: i64 = on_conn!(conn, |c| sqlx::query_scalar(
+        "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'orders'), 0),
+                    COALESCE((SELECT MAX(id) FROM orders), 0))"
+    )
+    .fetch_one(c)
+    .await)?;
+    Ok(highest + 1)
+}
+
+/// Inserts open orders with their ids, in one statement.
+pub(in crate::db) async fn insert_all(conn: &mut Conn, orders: &[HeldOrder]) -> Result<(), sqlx::Error> {
+    on_conn!(conn, |c| {
+        let mut sql = QueryBuilder::new(
+            "INSERT INTO orders (id, pet_id, key_id, quantity, ship_date, complete, created_at, unit_price, total) ",
+        );
+        sql.push_values(orders, |mut row, order| {
+            row.push_bind(order.id)
+                .push_bind(order.pet_id)
+                .push_bind(order.key_id)
+                .push_bind(order.quantity)
+                .push_bind(order.ship_date.clone())
+                .push_bind(false)
+                .push_bind(order.created_at)
+                .push_bind(order.unit_price)
+                .push_bind(order.total);
+        });
+        sql.build().execute(c).await.map(|_| ())
+    })
 }
 
 pub async fn get(db: &Db, id: i64) -> AppResult<Option<OrderRow>> {

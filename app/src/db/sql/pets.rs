@@ -236,6 +236,8 @@ pub async fn card(db: &Db, id: i64) -> AppResult<Option<PetCard>> {
 
 /// The card as a write transaction has left it (what the write answers with).
 pub async fn card_in(conn: &mut Conn, id: i64) -> AppResult<Option<PetCard>> {
+    // The card shows the stock, which a batch may hold back (`db::batch`).
+    crate::db::batch::flush(conn).await?;
     let sql = format!("{CARD_COLUMNS} WHERE p.id = $1");
     Ok(on_conn!(conn, |c| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(c).await)?)
 }
