@@ -142,6 +142,9 @@ pub(super) async fn flush(conn: &mut Conn) -> Result<(), sqlx::Error> {
     let (orders, stocks) = BATCH
         .try_with(|batch| {
             let mut batch = batch.borrow_mut();
+            // An order written at once after this one (a pet not read ahead) takes the
+            // next id itself: the next held back reads it again.
+            batch.next_order_id = None;
             let orders = std::mem::take(&mut batch.orders);
             let pets = std::mem::take(&mut batch.stock_unwritten);
             let stocks: Vec<(i64, i64)> = pets
