@@ -70,7 +70,7 @@ impl Db {
         if !self.0.health.failing.swap(true, Ordering::AcqRel) {
             tracing::error!(request, error = %err, kind = failure.as_str(),
                 "writes fail for a storage fault: not ready until one commits again");
-            tokio::spawn(self.clone().probe());
+            self.0.runtime.spawn(self.clone().probe());
         }
     }
 
@@ -80,7 +80,7 @@ impl Db {
     pub fn note_out_of_space(&self) {
         if !self.0.health.failing.swap(true, Ordering::AcqRel) {
             tracing::error!("a write was refused for lack of space: not ready until one commits again");
-            tokio::spawn(self.clone().probe());
+            self.0.runtime.spawn(self.clone().probe());
         }
     }
 

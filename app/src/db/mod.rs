@@ -83,6 +83,9 @@ struct Inner {
     queue: Mutex<Option<tokio::sync::mpsc::Sender<queue::Request>>>,
     caches: Caches,
     health: health::WriteHealth,
+    /// The runtime that opened the store, for its background tasks: on SQLite the write
+    /// queue runs on a runtime of its own (`queue`), which ends with the queue.
+    runtime: tokio::runtime::Handle,
 }
 
 impl Db {
@@ -135,6 +138,7 @@ impl Db {
             queue: Mutex::default(),
             caches: Caches::default(),
             health: health::WriteHealth::default(),
+            runtime: tokio::runtime::Handle::current(),
         })))
     }
 

@@ -291,7 +291,12 @@ async fn run_together(
             *held = gather(requests, &mut writes);
         }
         let pets = writes.iter().filter(|write| write.due()).filter_map(|write| write.pet()).collect();
-        batch::load(&mut tx, pets).await.map_err(failed)?;
+        if batch::load(&mut tx, pets).await.is_err() {
+            // As a write's own read failing would: each runs again apart, reading for
+            // itself, and meets the fault as its own.
+            let _ = tx.rollback().await;
+            return Ok(false);
+        }
         for write in writes.iter_mut().filter(|write| write.due()) {
             if !write.run(&mut tx).await {
                 // Undone with the others' statements; all run again, apart.
