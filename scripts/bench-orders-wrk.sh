@@ -28,29 +28,30 @@ stop() {
 }
 trap 'stop; rm -rf "$dir"' EXIT
 
-free_port() {
-  local port
-  while :; do
-    port=$(shuf -i 20000-60999 -n 1)
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
-  done
-}
-
 status=0
 for round in $(seq "$rounds"); do
   store=$dir/round-$round
   mkdir -p "$store"
+  # The default configuration but the empty store: the request log at INFO, a line per
+  # request (to a file, as an operator's would be).
+  unset RUST_LOG
   export DATABASE_URL=sqlite://$store/petstore.db LEPTOS_SITE_ROOT=$site_root LEPTOS_ENV=PROD \
-    PETSTORE_DEMO_DATA=false RUST_LOG=warn PETSTORE_FIRST_ADMIN_KEY_FILE=$store/first-admin-key
+    PETSTORE_DEMO_DATA=false PETSTORE_FIRST_ADMIN_KEY_FILE=$store/first-admin-key
   unlimited=(--plan enterprise --per-minute 1000000000 --per-day 1000000000)
   "$bin" migrate >/dev/null 2>&1
   key=$("$bin" keys create --name orders "${unlimited[@]}" --role customer 2>/dev/null)
   admin=$("$bin" keys create --name stock "${unlimited[@]}" --role admin 2>/dev/null)
-  port=$(free_port)
-  PETSTORE_ADDR=127.0.0.1:$port "$bin" serve >"$store/server.log" 2>&1 &
+  # On a port the system picks: the server names it on standard output.
+  PETSTORE_ADDR=127.0.0.1:0 "$bin" serve >"$store/server.out" 2>"$store/server.log" &
   pid=$!
-  base=http://127.0.0.1:$port
-  for _ in $(seq 100); do curl -sf -o /dev/null "$base/readyz" && break; sleep 0.1; done
+  addr=
+  for _ in $(seq 100); do
+    addr=$(sed -n 's|^Pet Store is running at http://\([^/]*\)/.*|\1|p' "$store/server.out" | head -n 1)
+    [ -n "$addr" ] && curl -sf -o /dev/null "http://$addr/readyz" && break
+    sleep 0.1
+  done
+  [ -n "$addr" ] || { echo "bench-orders-wrk: the server did not start ($store/server.log)" >&2; exit 1; }
+  base=http://$addr
 
   # The pets, through the API as staff would make them.
   python3 - "$base" "$admin" "$pets" "$store/pets.lua" <<'PY'
