@@ -41,7 +41,7 @@ SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 # the alert rules and the scrape (scripts/check-deploy.py).
 PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 
-.PHONY: compress-tools demo-photos bench bench-orders-wrk bench-lighthouse bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
+.PHONY: native-libs compress-tools demo-photos bench bench-orders-wrk bench-lighthouse bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
@@ -71,9 +71,9 @@ lint: build-tools squawk deploy-tools build-release
 # for either engine (the services' and the API's) again on PostgreSQL, and the
 # several-servers suite, which needs PostgreSQL and Redis. Both servers are
 # throwaway ones on free ports, stopped at the end (scripts/with-databases.sh).
-ENGINE_NEUTRAL_TESTS := --lib --test orders_model --test services --test auth --test categories --test console --test errors --test inventory \
+ENGINE_NEUTRAL_TESTS := --lib --test orders_model --test services --test passkeys --test auth --test categories --test console --test errors --test inventory \
 	--test events --test malformed --test openapi --test orders --test pages --test pets --test photos --test security
-test-rust: toolchain fault-tools db-tools litestream
+test-rust: toolchain native-libs fault-tools db-tools litestream
 	PETSTORE_LITESTREAM=$(LITESTREAM_VENV)/bin/litestream scripts/with-databases.sh bash -c '\
 	  cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
 	  && PETSTORE_TEST_ENGINE=postgres cargo test --locked --no-fail-fast -p app -p server --features app/ssr \
@@ -187,7 +187,7 @@ bench-orders: toolchain
 # --- installing what is missing -------------------------------------------------------
 
 # What building needs, and what testing needs on top (a browser and Playwright).
-build-tools: toolchain cargo-leptos wasm-bindgen wasm-opt compress-tools
+build-tools: toolchain native-libs cargo-leptos wasm-bindgen wasm-opt compress-tools
 test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis python-client litestream deploy-tools
 
 toolchain:
@@ -273,6 +273,12 @@ db-tools:
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server; fi
 
 # brotli compresses the built site once (gzip is Debian's own).
+# What the server links against: OpenSSL, through which webauthn-rs checks passkeys'
+# signatures (Debian's libssl-dev, found by pkg-config; the binary then needs libssl3).
+native-libs:
+	@if pkg-config --exists openssl 2>/dev/null; then echo "ok: OpenSSL headers"; \
+	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libssl-dev pkg-config; fi
+
 compress-tools:
 	@if command -v brotli >/dev/null && command -v gzip >/dev/null; then echo "ok: brotli, gzip"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y brotli gzip; fi
