@@ -77,6 +77,8 @@ pub struct Shared {
     /// Authentication, limits and bans: the gate every surface shares.
     pub access: Access,
     pub session_cookie: SessionCookie,
+    /// The store as a WebAuthn relying party, for shoppers' passkeys (from the origin).
+    pub passkeys: Arc<app::services::passkeys::RelyingParty>,
     /// The last hour's API requests per minute, for the staff dashboard.
     pub traffic: Arc<Traffic>,
     /// What every answer of the deprecated `GET /pets/{petId}` carries.
@@ -114,6 +116,7 @@ impl AppState {
         Ok(AppState(Arc::new(Shared {
             access: Access::new(db.clone(), clock.clone(), Arc::new(limiter), config.proxies()),
             session_cookie: SessionCookie { secure: config.is_https() },
+            passkeys: Arc::new(app::services::passkeys::RelyingParty::new(&config.origin())?),
             traffic: Arc::new(Traffic::new(clock.clone())),
             deprecation: api::pets::DeprecationHeaders::new(&config),
             openapi_json: api::openapi::document_json(&config),
@@ -139,6 +142,7 @@ impl AppState {
             reference,
             currency: self.config.currency.clone(),
             webhook_targets: self.config.webhook_targets(),
+            passkeys: self.passkeys.clone(),
         }
     }
 }

@@ -76,6 +76,21 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
         Some("id"),
     ),
     ("sessions", &[("token_hash", Bytes), ("key_id", Int), ("created_at", Int), ("expires_at", Int)], None),
+    ("accounts", &[("id", Int), ("key_id", Int), ("user_handle", Bytes), ("created_at", Int)], Some("id")),
+    (
+        "passkeys",
+        &[
+            ("id", Int),
+            ("account_id", Int),
+            ("credential_id", Bytes),
+            ("passkey", Text),
+            ("name", Text),
+            ("created_at", Int),
+            ("last_used_at", OptInt),
+        ],
+        Some("id"),
+    ),
+    ("recovery_codes", &[("code_hash", Bytes), ("account_id", Int), ("used_at", OptInt)], None),
     (
         "rate_limit_usage",
         &[

@@ -332,6 +332,14 @@ impl Access {
         decide(verdict, "requests with a key that does not work").map(|_| ()).map_err(|refused| refused.error)
     }
 
+    /// A caller who proved who they are without their key (a passkey, a recovery
+    /// code): counted as a request with that key, so that a banned or exhausted key
+    /// cannot sign in this way either.
+    pub async fn sign_in_as(&self, caller: Caller) -> AppResult<Caller> {
+        let verdict = self.limiter.check(&Subject::Key(caller.key_id).id(), caller.limits).await?;
+        decide(verdict, "requests").map(|_| caller).map_err(|refused| refused.error)
+    }
+
     /// A key typed into the sign-in form: counted as a request with that key (a banned
     /// or exhausted key cannot sign in), and a wrong one as a failed attempt from
     /// `client` (throttled, then banned).

@@ -137,22 +137,46 @@ pub async fn sign_up_counted(
         Ok(name) => name,
         Err(err) => return (Err(err), None),
     };
-    let verdict = match limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP).await {
-        Ok(verdict) => verdict,
-        Err(err) => return (Err(err), None),
-    };
-    let window = match access::decide(verdict, "sign-ups from this address") {
+    let window = match count_sign_up(limiter, client).await {
         Ok(window) => window,
-        Err(refused) => return (Err(refused.error), refused.window),
+        Err((err, window)) => return (Err(err), window),
     };
-    let limits = Plan::Free.limits().expect("Free has fixed limits");
-    (insert(db, now, &name.text, Role::Customer, Plan::Free, limits).await, Some(window))
+    (insert(db, now, &name.text, Role::Customer, Plan::Free, free_limits()).await, Some(window))
+}
+
+/// The limits of a self-service key.
+pub fn free_limits() -> Limits {
+    Plan::Free.limits().expect("Free has fixed limits")
+}
+
+/// Counts a sign-up from `client` (a key, or an account with its key), refused beyond
+/// [`SIGN_UPS_PER_IP`]; the window it was counted in, also with a refusal.
+pub async fn count_sign_up(
+    limiter: &RateLimiter,
+    client: ClientAddr,
+) -> Result<WindowState, (AppError, Option<WindowState>)> {
+    let verdict = limiter.check(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP).await.map_err(|err| (err, None))?;
+    access::decide(verdict, "sign-ups from this address").map_err(|refused| (refused.error, refused.window))
+}
+
+/// A new key: the secret, shown once, and what is stored of it.
+pub struct NewKey {
+    pub prefix: String,
+    pub key: String,
+    pub key_hash: [u8; 32],
+}
+
+impl NewKey {
+    pub fn generate() -> AppResult<NewKey> {
+        let prefix = hex(&random_bytes::<5>()?);
+        let key = format!("{KEY_TAG}_{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()?));
+        Ok(NewKey { key_hash: hash(&key), prefix, key })
+    }
 }
 
 async fn insert(db: &Db, now: i64, name: &str, role: Role, plan: Plan, limits: Limits) -> AppResult<CreatedApiKey> {
-    let prefix = hex(&random_bytes::<5>()?);
-    let key = format!("{KEY_TAG}_{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()?));
-    let (key_hash, owned_name) = (hash(&key), name.to_owned());
+    let NewKey { prefix, key, key_hash } = NewKey::generate()?;
+    let owned_name = name.to_owned();
     let id: i64 = db
         .write(move |conn| {
             let (prefix, owned_name) = (prefix.clone(), owned_name.clone());

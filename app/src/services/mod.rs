@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod keys;
 pub mod limits;
 pub mod orders;
+pub mod passkeys;
 pub use crate::db::paging;
 pub mod pets;
 pub mod photos;
@@ -46,4 +47,6 @@ pub struct Services {
     pub currency: crate::model::Currency,
     /// Where webhooks may go (`--webhooks-allow-private`).
     pub webhook_targets: webhooks::Targets,
+    /// The store as a WebAuthn relying party (from `origin`), for shoppers' passkeys.
+    pub passkeys: Arc<passkeys::RelyingParty>,
 }

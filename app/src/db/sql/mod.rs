@@ -3,6 +3,7 @@
 //! which SQLite reads too), compiled for each by `on_pool!` / `on_conn!`; where the
 //! engines differ (name search, a few predicates), the function says so and branches.
 
+pub mod accounts;
 pub mod backups;
 pub mod categories;
 pub mod dashboard;

@@ -1,0 +1,166 @@
+//! Shoppers' accounts: their passkeys, recovery codes, and passkey ceremonies between
+//! their two halves (`services::passkeys`).
+
+use super::{Conn, on_conn, on_pool};
+use crate::db::Db;
+use crate::error::AppResult;
+
+/// A ceremony's kind, as stored.
+pub const SIGN_UP: &str = "sign_up";
+pub const SIGN_IN: &str = "sign_in";
+pub const ADD: &str = "add";
+
+/// Stores a ceremony's state under its token's hash, first dropping the expired ones
+/// (a ceremony is at most minutes old, so there are never many).
+pub async fn insert_ceremony(
+    conn: &mut Conn,
+    token_hash: &[u8],
+    kind: &str,
+    state: &str,
+    now: i64,
+    expires_at: i64,
+) -> AppResult<()> {
+    on_conn!(conn, |c| {
+        sqlx::query("DELETE FROM passkey_ceremonies WHERE expires_at <= $1").bind(now).execute(&mut *c).await?;
+        sqlx::query("INSERT INTO passkey_ceremonies (token_hash, kind, state, expires_at) VALUES ($1, $2, $3, $4)")
+            .bind(token_hash)
+            .bind(kind)
+            .bind(state)
+            .bind(expires_at)
+            .execute(c)
+            .await
+            .map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// A ceremony taken out of the store: gone once read, whatever comes of it.
+#[derive(sqlx::FromRow)]
+pub struct TakenCeremony {
+    pub state: String,
+    pub expires_at: i64,
+}
+
+/// Takes (deletes and returns) the ceremony of `kind` under `token_hash`, if there is one.
+pub async fn take_ceremony(conn: &mut Conn, token_hash: &[u8], kind: &str) -> AppResult<Option<TakenCeremony>> {
+    Ok(on_conn!(conn, |c| sqlx::query_as(
+        "DELETE FROM passkey_ceremonies WHERE token_hash = $1 AND kind = $2 RETURNING state, expires_at"
+    )
+    .bind(token_hash)
+    .bind(kind)
+    .fetch_optional(c)
+    .await)?)
+}
+
+pub async fn insert_account(conn: &mut Conn, key_id: i64, user_handle: &[u8], now: i64) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(
+        "INSERT INTO accounts (key_id, user_handle, created_at) VALUES ($1, $2, $3) RETURNING id"
+    )
+    .bind(key_id)
+    .bind(user_handle)
+    .bind(now)
+    .fetch_one(c)
+    .await)?)
+}
+
+/// A passkey to store.
+pub struct NewPasskeyRow<'a> {
+    pub account_id: i64,
+    pub credential_id: &'a [u8],
+    pub passkey: &'a str,
+    pub name: &'a str,
+    pub created_at: i64,
+}
+
+pub async fn insert_passkey(conn: &mut Conn, row: &NewPasskeyRow<'_>) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(
+        "INSERT INTO passkeys (account_id, credential_id, passkey, name, created_at)
+         VALUES ($1, $2, $3, $4, $5) RETURNING id"
+    )
+    .bind(row.account_id)
+    .bind(row.credential_id)
+    .bind(row.passkey)
+    .bind(row.name)
+    .bind(row.created_at)
+    .fetch_one(c)
+    .await)?)
+}
+
+pub async fn insert_recovery_codes(conn: &mut Conn, account_id: i64, code_hashes: &[[u8; 32]]) -> AppResult<()> {
+    for code_hash in code_hashes {
+        on_conn!(conn, |c| sqlx::query("INSERT INTO recovery_codes (code_hash, account_id) VALUES ($1, $2)")
+            .bind(&code_hash[..])
+            .bind(account_id)
+            .execute(c)
+            .await
+            .map(|done| done.rows_affected()))?;
+    }
+    Ok(())
+}
+
+/// A stored passkey with the account and key it signs in to.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct PasskeyRow {
+    pub id: i64,
+    pub key_id: i64,
+    pub user_handle: Vec<u8>,
+    pub passkey: String,
+    pub name: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+}
+
+const PASSKEY_COLUMNS: &str = "SELECT p.id, a.key_id, a.user_handle, p.passkey, p.name, p.created_at, \
+     p.last_used_at FROM passkeys p JOIN accounts a ON a.id = p.account_id";
+
+pub async fn passkey_by_credential(db: &Db, credential_id: &[u8]) -> AppResult<Option<PasskeyRow>> {
+    let sql = format!("{PASSKEY_COLUMNS} WHERE p.credential_id = $1");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(credential_id).fetch_optional(pool).await)?)
+}
+
+/// An account's passkeys, oldest first.
+pub async fn passkeys_of(db: &Db, account_id: i64) -> AppResult<Vec<PasskeyRow>> {
+    let sql = format!("{PASSKEY_COLUMNS} WHERE p.account_id = $1 ORDER BY p.id");
+    Ok(on_pool!(db, |pool| sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(account_id).fetch_all(pool).await)?)
+}
+
+/// Records a sign-in with a passkey: its state as the ceremony left it (the signature
+/// counter) and when.
+pub async fn passkey_used(conn: &mut Conn, id: i64, passkey: &str, now: i64) -> AppResult<()> {
+    on_conn!(conn, |c| sqlx::query("UPDATE passkeys SET passkey = $1, last_used_at = $2 WHERE id = $3")
+        .bind(passkey)
+        .bind(now)
+        .bind(id)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// An account by the key it owns: its id and user handle.
+pub async fn account_of_key(db: &Db, key_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
+    Ok(on_pool!(db, |pool| sqlx::query_as("SELECT id, user_handle FROM accounts WHERE key_id = $1")
+        .bind(key_id)
+        .fetch_optional(pool)
+        .await)?)
+}
+
+/// The account of a key, inside a write transaction.
+pub async fn account_of_key_in(conn: &mut Conn, key_id: i64) -> AppResult<Option<i64>> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT id FROM accounts WHERE key_id = $1")
+        .bind(key_id)
+        .fetch_optional(c)
+        .await)?)
+}
+
+/// Spends a recovery code: the key of its account, if the code was there and unused.
+pub async fn use_recovery_code(conn: &mut Conn, code_hash: &[u8], now: i64) -> AppResult<Option<i64>> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(
+        "UPDATE recovery_codes SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL
+         RETURNING (SELECT key_id FROM accounts WHERE accounts.id = recovery_codes.account_id)"
+    )
+    .bind(now)
+    .bind(code_hash)
+    .fetch_optional(c)
+    .await)?)
+}
