@@ -604,6 +604,23 @@ pub struct Caller {
     pub limits: Limits,
 }
 
+/// The first half of a passkey ceremony, for the browser (`services::passkeys`): the
+/// token to send back with its answer, and the options for `navigator.credentials`
+/// as JSON. Storefront only; not part of the REST API.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PasskeyCeremony {
+    pub token: String,
+    pub options: String,
+}
+
+/// An account just made with a passkey: who this browser is signed in as now, and the
+/// recovery codes, shown this once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewAccount {
+    pub caller: Caller,
+    pub recovery_codes: Vec<String>,
+}
+
 /// An order for a pet. `id` and `complete` are assigned by the server.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(ToSchema))]

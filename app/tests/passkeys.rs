@@ -21,6 +21,11 @@ use app::services::passkeys::{self, CEREMONY_SECONDS, Ceremony, RECOVERY_CODES, 
 use authenticator::{Answer, SoftPasskey};
 
 const ORIGIN: &str = "http://localhost:3000";
+
+/// As a browser at the store's own origin answers.
+fn honest() -> Answer {
+    Answer::honest_at(ORIGIN)
+}
 const START: i64 = 1_795_428_000;
 
 struct Store {
@@ -49,17 +54,17 @@ impl Store {
     }
 
     async fn begin_sign_up(&self) -> Ceremony {
-        passkeys::begin_sign_up(&self.db, &self.rp, self.now()).await.unwrap()
+        passkeys::begin_sign_up(&self.db, &self.access, &self.rp, self.now(), client()).await.unwrap()
     }
 
-    async fn finish_sign_up(&self, ceremony: &Ceremony, answer: &str) -> app::error::AppResult<passkeys::SignedUp> {
+    async fn finish_sign_up(&self, ceremony: &Ceremony, answer: &str) -> app::error::AppResult<app::model::NewAccount> {
         passkeys::finish_sign_up(&self.db, &self.access, &self.rp, self.now(), client(), &ceremony.token, answer).await
     }
 
     /// A new account, made with `passkey`.
-    async fn sign_up(&self, passkey: &mut SoftPasskey) -> passkeys::SignedUp {
+    async fn sign_up(&self, passkey: &mut SoftPasskey) -> app::model::NewAccount {
         let ceremony = self.begin_sign_up().await;
-        let answer = passkey.create(&ceremony.options, &Answer::honest());
+        let answer = passkey.create(&ceremony.options, &honest());
         self.finish_sign_up(&ceremony, &answer).await.unwrap()
     }
 
@@ -100,10 +105,10 @@ async fn an_account_made_with_a_passkey_signs_in_with_it_as_its_own_free_key() {
     assert_eq!(made.recovery_codes.len(), RECOVERY_CODES);
 
     // No user name: the passkey names its account.
-    let signed_in = store.sign_in(&mut passkey, &Answer::honest()).await.unwrap();
+    let signed_in = store.sign_in(&mut passkey, &honest()).await.unwrap();
     assert_eq!(signed_in.key_id, made.caller.key_id);
     // Again, with the signature counter moved on.
-    assert_eq!(store.sign_in(&mut passkey, &Answer::honest()).await.unwrap().key_id, made.caller.key_id);
+    assert_eq!(store.sign_in(&mut passkey, &honest()).await.unwrap().key_id, made.caller.key_id);
 
     let listed = passkeys::passkeys_of(&store.db, made.caller).await.unwrap();
     assert_eq!(listed.len(), 1);
@@ -134,14 +139,14 @@ async fn each_challenge_is_answered_once() {
     let store = Store::new().await;
     let mut passkey = SoftPasskey::new();
     let ceremony = store.begin_sign_up().await;
-    let answer = passkey.create(&ceremony.options, &Answer::honest());
+    let answer = passkey.create(&ceremony.options, &honest());
     store.finish_sign_up(&ceremony, &answer).await.unwrap();
     let again = store.finish_sign_up(&ceremony, &answer).await.expect_err("a second answer is refused");
     assert_eq!(again.code, ErrorCode::ValidationFailed, "{again:?}");
     assert_eq!(keys::count(&store.db).await.unwrap(), 1, "one account, one key");
 
     let ceremony = store.begin_sign_in().await;
-    let answer = passkey.get(&ceremony.options, &Answer::honest());
+    let answer = passkey.get(&ceremony.options, &honest());
     store.finish_sign_in(&ceremony, &answer).await.unwrap();
     refused_sign_in(store.finish_sign_in(&ceremony, &answer).await);
 }
@@ -151,27 +156,27 @@ async fn a_ceremony_expires_after_five_minutes() {
     let store = Store::new().await;
     let mut passkey = SoftPasskey::new();
     let ceremony = store.begin_sign_up().await;
-    let answer = passkey.create(&ceremony.options, &Answer::honest());
+    let answer = passkey.create(&ceremony.options, &honest());
     store.now.fetch_add(CEREMONY_SECONDS, Ordering::Relaxed);
     let late = store.finish_sign_up(&ceremony, &answer).await.expect_err("too late");
     assert_eq!(late.code, ErrorCode::ValidationFailed);
 
     store.sign_up(&mut passkey).await;
     let ceremony = store.begin_sign_in().await;
-    let answer = passkey.get(&ceremony.options, &Answer::honest());
+    let answer = passkey.get(&ceremony.options, &honest());
     store.now.fetch_add(CEREMONY_SECONDS, Ordering::Relaxed);
     refused_sign_in(store.finish_sign_in(&ceremony, &answer).await);
     // In time, it works.
-    store.sign_in(&mut passkey, &Answer::honest()).await.unwrap();
+    store.sign_in(&mut passkey, &honest()).await.unwrap();
 }
 
 #[tokio::test]
 async fn answers_for_another_origin_or_relying_party_are_refused() {
     let store = Store::new().await;
     for wrong in [
-        Answer { origin: "http://localhost:3001".into(), ..Answer::honest() },
-        Answer { origin: "https://evil.example".into(), ..Answer::honest() },
-        Answer { rp_id: Some("evil.example".into()), ..Answer::honest() },
+        Answer { origin: "http://localhost:3001".into(), ..honest() },
+        Answer { origin: "https://evil.example".into(), ..honest() },
+        Answer { rp_id: Some("evil.example".into()), ..honest() },
     ] {
         let ceremony = store.begin_sign_up().await;
         let answer = SoftPasskey::new().create(&ceremony.options, &wrong);
@@ -182,17 +187,13 @@ async fn answers_for_another_origin_or_relying_party_are_refused() {
 
     let mut passkey = SoftPasskey::new();
     store.sign_up(&mut passkey).await;
-    refused_sign_in(
-        store.sign_in(&mut passkey, &Answer { origin: "https://evil.example".into(), ..Answer::honest() }).await,
-    );
-    refused_sign_in(
-        store.sign_in(&mut passkey, &Answer { rp_id: Some("evil.example".into()), ..Answer::honest() }).await,
-    );
+    refused_sign_in(store.sign_in(&mut passkey, &Answer { origin: "https://evil.example".into(), ..honest() }).await);
+    refused_sign_in(store.sign_in(&mut passkey, &Answer { rp_id: Some("evil.example".into()), ..honest() }).await);
     // A signature over another challenge than the one asked.
-    refused_sign_in(store.sign_in(&mut passkey, &Answer { challenge: Some(vec![7; 32]), ..Answer::honest() }).await);
+    refused_sign_in(store.sign_in(&mut passkey, &Answer { challenge: Some(vec![7; 32]), ..honest() }).await);
     // Without user verification (a tap, no PIN or face).
-    refused_sign_in(store.sign_in(&mut passkey, &Answer { verified: false, ..Answer::honest() }).await);
-    store.sign_in(&mut passkey, &Answer::honest()).await.unwrap();
+    refused_sign_in(store.sign_in(&mut passkey, &Answer { verified: false, ..honest() }).await);
+    store.sign_in(&mut passkey, &honest()).await.unwrap();
 }
 
 #[tokio::test]
@@ -200,8 +201,8 @@ async fn an_unknown_passkey_is_refused_in_the_same_words_as_a_wrong_signature() 
     let store = Store::new().await;
     let mut known = SoftPasskey::new();
     store.sign_up(&mut known).await;
-    let unknown = refused_sign_in(store.sign_in(&mut SoftPasskey::new(), &Answer::honest()).await);
-    let forged = refused_sign_in(store.sign_in(&mut known, &Answer { forged: true, ..Answer::honest() }).await);
+    let unknown = refused_sign_in(store.sign_in(&mut SoftPasskey::new(), &honest()).await);
+    let forged = refused_sign_in(store.sign_in(&mut known, &Answer { forged: true, ..honest() }).await);
     assert_eq!(unknown.message, forged.message);
 }
 
@@ -211,7 +212,7 @@ async fn a_revoked_key_cannot_sign_in_with_its_passkey() {
     let mut passkey = SoftPasskey::new();
     let made = store.sign_up(&mut passkey).await;
     keys::revoke(&store.db, store.now(), made.caller.key_id).await.unwrap();
-    refused_sign_in(store.sign_in(&mut passkey, &Answer::honest()).await);
+    refused_sign_in(store.sign_in(&mut passkey, &honest()).await);
     let code = &made.recovery_codes[0];
     let err = passkeys::recover(&store.db, &store.access, store.now(), client(), code).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidApiKey);
@@ -244,6 +245,22 @@ async fn each_recovery_code_signs_in_once_however_it_is_typed() {
 }
 
 #[tokio::test]
+async fn a_recovery_code_is_kept_while_its_key_is_over_its_limits() {
+    let store = Store::new().await;
+    let made = store.sign_up(&mut SoftPasskey::new()).await;
+    // The key's minute spent (a Free key: 60 requests).
+    for _ in 0..keys::free_limits().per_minute {
+        store.access.sign_in_as(made.caller).await.unwrap();
+    }
+    let code = &made.recovery_codes[0];
+    let err = passkeys::recover(&store.db, &store.access, store.now(), client(), code).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::RateLimited);
+    store.now.fetch_add(60, Ordering::Relaxed);
+    let caller = passkeys::recover(&store.db, &store.access, store.now(), client(), code).await.unwrap();
+    assert_eq!(caller.key_id, made.caller.key_id, "the code was not spent by the refusal");
+}
+
+#[tokio::test]
 async fn failed_sign_ins_with_passkeys_and_codes_are_throttled_like_wrong_keys() {
     let store = Store::new().await;
     let mut passkey = SoftPasskey::new();
@@ -254,7 +271,7 @@ async fn failed_sign_ins_with_passkeys_and_codes_are_throttled_like_wrong_keys()
         let err = if attempt % 2 == 0 {
             passkeys::recover(&store.db, &store.access, store.now(), client(), "nope-nope-nope").await.unwrap_err()
         } else {
-            store.sign_in(&mut SoftPasskey::new(), &Answer::honest()).await.unwrap_err()
+            store.sign_in(&mut SoftPasskey::new(), &honest()).await.unwrap_err()
         };
         refusals.push(err.code);
     }
@@ -264,7 +281,7 @@ async fn failed_sign_ins_with_passkeys_and_codes_are_throttled_like_wrong_keys()
     );
     assert_eq!(refusals.last(), Some(&ErrorCode::RateLimited), "over the limit of failed attempts");
     // As with keys, the right passkey is its key's request, not a failed attempt.
-    store.sign_in(&mut passkey, &Answer::honest()).await.unwrap();
+    store.sign_in(&mut passkey, &honest()).await.unwrap();
 }
 
 #[tokio::test]
@@ -276,7 +293,7 @@ async fn a_second_passkey_signs_in_to_the_same_account_and_a_key_without_one_get
     let ceremony = passkeys::begin_adding(&store.db, &store.rp, store.now(), made.caller).await.unwrap();
     let options: serde_json::Value = serde_json::from_str(&ceremony.options).unwrap();
     assert_eq!(options["excludeCredentials"].as_array().map(Vec::len), Some(1), "the phone's is excluded");
-    let answer = laptop.create(&ceremony.options, &Answer::honest());
+    let answer = laptop.create(&ceremony.options, &honest());
     passkeys::finish_adding(&store.db, &store.rp, store.now(), made.caller, &ceremony.token, &answer, "Laptop")
         .await
         .unwrap();
@@ -284,8 +301,8 @@ async fn a_second_passkey_signs_in_to_the_same_account_and_a_key_without_one_get
         passkeys::passkeys_of(&store.db, made.caller).await.unwrap().into_iter().map(|p| p.name).collect();
     assert_eq!(names.len(), 2);
     assert_eq!(names[1], "Laptop");
-    assert_eq!(store.sign_in(&mut laptop, &Answer::honest()).await.unwrap().key_id, made.caller.key_id);
-    assert_eq!(store.sign_in(&mut phone, &Answer::honest()).await.unwrap().key_id, made.caller.key_id);
+    assert_eq!(store.sign_in(&mut laptop, &honest()).await.unwrap().key_id, made.caller.key_id);
+    assert_eq!(store.sign_in(&mut phone, &honest()).await.unwrap().key_id, made.caller.key_id);
 
     // An admin key (made without an account) gets one with its first passkey.
     let admin = NewApiKey { name: "staff".into(), role: Role::Admin, plan: Plan::Pro, limits: None };
@@ -293,164 +310,18 @@ async fn a_second_passkey_signs_in_to_the_same_account_and_a_key_without_one_get
     let caller = Caller { key_id: admin.id, role: Role::Admin, limits: admin.limits };
     let mut desk = SoftPasskey::new();
     let ceremony = passkeys::begin_adding(&store.db, &store.rp, store.now(), caller).await.unwrap();
-    let answer = desk.create(&ceremony.options, &Answer::honest());
+    let answer = desk.create(&ceremony.options, &honest());
     // Another caller cannot finish it.
     let err = passkeys::finish_adding(&store.db, &store.rp, store.now(), made.caller, &ceremony.token, &answer, "Desk")
         .await
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::ValidationFailed);
     let ceremony = passkeys::begin_adding(&store.db, &store.rp, store.now(), caller).await.unwrap();
-    let answer = desk.create(&ceremony.options, &Answer::honest());
+    let answer = desk.create(&ceremony.options, &honest());
     passkeys::finish_adding(&store.db, &store.rp, store.now(), caller, &ceremony.token, &answer, "Desk").await.unwrap();
-    let signed_in = store.sign_in(&mut desk, &Answer::honest()).await.unwrap();
+    let signed_in = store.sign_in(&mut desk, &honest()).await.unwrap();
     assert_eq!((signed_in.key_id, signed_in.role), (admin.id, Role::Admin));
 }
 
-/// A software authenticator: what a browser and a platform authenticator would
-/// answer to the store's options, as the JSON `PublicKeyCredential.toJSON()` gives.
-mod authenticator {
-    use base64::Engine;
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-    use openssl::bn::BigNumContext;
-    use openssl::ec::{EcGroup, EcKey};
-    use openssl::ecdsa::EcdsaSig;
-    use openssl::nid::Nid;
-    use openssl::pkey::Private;
-    use serde_json::{Value, json};
-    use sha2::{Digest, Sha256};
-
-    /// How to answer: honestly, or wrong in one way.
-    #[derive(Clone, Debug)]
-    pub struct Answer {
-        pub origin: String,
-        /// Sign for another relying party than the options name.
-        pub rp_id: Option<String>,
-        /// Answer another challenge than the one asked.
-        pub challenge: Option<Vec<u8>>,
-        /// The user verified (PIN, face): the UV flag.
-        pub verified: bool,
-        /// A signature by another key.
-        pub forged: bool,
-    }
-
-    impl Answer {
-        pub fn honest() -> Answer {
-            Answer { origin: super::ORIGIN.into(), rp_id: None, challenge: None, verified: true, forged: false }
-        }
-    }
-
-    pub struct SoftPasskey {
-        key: EcKey<Private>,
-        credential_id: Vec<u8>,
-        user_handle: Vec<u8>,
-        counter: u32,
-    }
-
-    impl SoftPasskey {
-        pub fn new() -> SoftPasskey {
-            let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
-            let mut credential_id = vec![0; 16];
-            openssl::rand::rand_bytes(&mut credential_id).unwrap();
-            SoftPasskey { key: EcKey::generate(&group).unwrap(), credential_id, user_handle: Vec::new(), counter: 0 }
-        }
-
-        fn auth_data(&self, rp_id: &str, flags: u8) -> Vec<u8> {
-            let mut data = Sha256::digest(rp_id.as_bytes()).to_vec();
-            data.push(flags);
-            data.extend_from_slice(&self.counter.to_be_bytes());
-            data
-        }
-
-        fn client_data(kind: &str, challenge: &[u8], how: &Answer) -> Vec<u8> {
-            let challenge = how.challenge.as_deref().unwrap_or(challenge);
-            json!({ "type": kind, "challenge": B64.encode(challenge), "origin": how.origin, "crossOrigin": false })
-                .to_string()
-                .into_bytes()
-        }
-
-        /// The COSE form of the public key (EC2, ES256, P-256).
-        fn cose_key(&self) -> Vec<u8> {
-            let group = self.key.group();
-            let (mut x, mut y) = (openssl::bn::BigNum::new().unwrap(), openssl::bn::BigNum::new().unwrap());
-            let mut ctx = BigNumContext::new().unwrap();
-            self.key.public_key().affine_coordinates(group, &mut x, &mut y, &mut ctx).unwrap();
-            let mut cbor = vec![0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20];
-            cbor.extend(x.to_vec_padded(32).unwrap());
-            cbor.extend([0x22, 0x58, 0x20]);
-            cbor.extend(y.to_vec_padded(32).unwrap());
-            cbor
-        }
-
-        /// `navigator.credentials.create()` with these options.
-        pub fn create(&mut self, options: &str, how: &Answer) -> String {
-            let options: Value = serde_json::from_str(options).unwrap();
-            let rp_id = how.rp_id.clone().unwrap_or_else(|| options["rp"]["id"].as_str().unwrap().to_owned());
-            let challenge = B64.decode(options["challenge"].as_str().unwrap()).unwrap();
-            self.user_handle = B64.decode(options["user"]["id"].as_str().unwrap()).unwrap();
-            // UP, AT, and UV when verified.
-            let mut auth_data = self.auth_data(&rp_id, 0x41 | if how.verified { 0x04 } else { 0 });
-            auth_data.extend([0; 16]);
-            auth_data.extend(u16::try_from(self.credential_id.len()).unwrap().to_be_bytes());
-            auth_data.extend(&self.credential_id);
-            auth_data.extend(self.cose_key());
-            // {"fmt": "none", "attStmt": {}, "authData": bytes}
-            let mut attestation = vec![0xa3, 0x63];
-            attestation.extend(b"fmt");
-            attestation.push(0x64);
-            attestation.extend(b"none");
-            attestation.push(0x67);
-            attestation.extend(b"attStmt");
-            attestation.push(0xa0);
-            attestation.push(0x68);
-            attestation.extend(b"authData");
-            attestation.extend([0x59]);
-            attestation.extend(u16::try_from(auth_data.len()).unwrap().to_be_bytes());
-            attestation.extend(&auth_data);
-            let client_data = Self::client_data("webauthn.create", &challenge, how);
-            json!({
-                "id": B64.encode(&self.credential_id),
-                "rawId": B64.encode(&self.credential_id),
-                "type": "public-key",
-                "authenticatorAttachment": "platform",
-                "response": {
-                    "attestationObject": B64.encode(&attestation),
-                    "clientDataJSON": B64.encode(&client_data),
-                    "transports": ["internal"],
-                },
-                "clientExtensionResults": {},
-            })
-            .to_string()
-        }
-
-        /// `navigator.credentials.get()` with these options.
-        pub fn get(&mut self, options: &str, how: &Answer) -> String {
-            let options: Value = serde_json::from_str(options).unwrap();
-            let rp_id = how.rp_id.clone().unwrap_or_else(|| options["rpId"].as_str().unwrap().to_owned());
-            let challenge = B64.decode(options["challenge"].as_str().unwrap()).unwrap();
-            self.counter += 1;
-            let auth_data = self.auth_data(&rp_id, 0x01 | if how.verified { 0x04 } else { 0 });
-            let client_data = Self::client_data("webauthn.get", &challenge, how);
-            let mut signed = auth_data.clone();
-            signed.extend(Sha256::digest(&client_data));
-            let digest = Sha256::digest(&signed);
-            let signer = if how.forged { SoftPasskey::new().key } else { self.key.clone() };
-            let signature = EcdsaSig::sign(&digest, &signer).unwrap().to_der().unwrap();
-            // An authenticator that never made a passkey here still names some user.
-            let user_handle = if self.user_handle.is_empty() { vec![9; 16] } else { self.user_handle.clone() };
-            json!({
-                "id": B64.encode(&self.credential_id),
-                "rawId": B64.encode(&self.credential_id),
-                "type": "public-key",
-                "authenticatorAttachment": "platform",
-                "response": {
-                    "authenticatorData": B64.encode(&auth_data),
-                    "clientDataJSON": B64.encode(&client_data),
-                    "signature": B64.encode(&signature),
-                    "userHandle": B64.encode(&user_handle),
-                },
-                "clientExtensionResults": {},
-            })
-            .to_string()
-        }
-    }
-}
+#[path = "support/soft_passkey.rs"]
+mod authenticator;

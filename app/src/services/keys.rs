@@ -149,6 +149,12 @@ pub fn free_limits() -> Limits {
     Plan::Free.limits().expect("Free has fixed limits")
 }
 
+/// Whether `client` may sign up now, counting nothing (`Err` with the refusal if not).
+pub async fn may_sign_up(limiter: &RateLimiter, client: ClientAddr) -> AppResult<()> {
+    let verdict = limiter.peek(&Subject::SignUp(client).id(), SIGN_UPS_PER_IP).await?;
+    access::decide(verdict, "sign-ups from this address").map(|_| ()).map_err(|refused| refused.error)
+}
+
 /// Counts a sign-up from `client` (a key, or an account with its key), refused beyond
 /// [`SIGN_UPS_PER_IP`]; the window it was counted in, also with a refusal.
 pub async fn count_sign_up(

@@ -1,8 +1,11 @@
 //! Shoppers' accounts, signed in with passkeys (WebAuthn, checked by `webauthn-rs`).
 //!
-//! An account owns exactly one customer key, made with it (a Free key, counted as a
-//! sign-up from the address): orders, limits, bans, idempotency and events stay that
-//! key's, so everything after signing in is what signing in with the key gives.
+//! An account owns exactly one key. Signing up makes both (a Free customer key, counted
+//! as a sign-up from the address, and ten recovery codes); a key made otherwise (from
+//! the API, or an admin's for the console) gets its account with its first passkey,
+//! without recovery codes (the key itself is its way back in). Orders, limits, bans,
+//! idempotency and events stay the key's, so everything after signing in is what
+//! signing in with the key gives.
 //!
 //! Each ceremony has two halves. `begin_*` stores webauthn-rs's state (the challenge)
 //! in the database under the hash of a random token, and hands the browser the token
@@ -26,12 +29,15 @@ use webauthn_rs::prelude::{
 
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::model::{Caller, Plan, Role};
+use crate::model::{Caller, NewAccount, Plan, Role};
 use crate::services::access::{Access, ClientAddr};
 use crate::services::keys::{self, NewKey};
 
 /// How long a ceremony may take, from its options to the browser's answer: 5 minutes.
 pub const CEREMONY_SECONDS: i64 = 300;
+/// How long the browser is told to wait for the user: less than the ceremony's 5
+/// minutes, so that an answer given at the browser's last moment is still in time.
+const BROWSER_SECONDS: u64 = 240;
 /// Recovery codes made with an account.
 pub const RECOVERY_CODES: usize = 10;
 /// The letters of a recovery code: no 0/o, 1/l look-alikes; 32 of them, 5 bits each.
@@ -61,10 +67,7 @@ impl RelyingParty {
         };
         let webauthn = WebauthnBuilder::new(&rp_id, &url)
             .and_then(|builder| {
-                builder
-                    .rp_name("Pet Store")
-                    .timeout(std::time::Duration::from_secs(CEREMONY_SECONDS.unsigned_abs()))
-                    .build()
+                builder.rp_name("Pet Store").timeout(std::time::Duration::from_secs(BROWSER_SECONDS)).build()
             })
             .map_err(|err| refused(err.to_string()))?;
         Ok(RelyingParty { webauthn })
@@ -76,21 +79,9 @@ impl RelyingParty {
     }
 }
 
-/// The first half of a ceremony, for the browser: the token to send back with its
-/// answer, and the options for `navigator.credentials` as JSON
-/// (`PublicKeyCredential.parseCreationOptionsFromJSON` / `parseRequestOptionsFromJSON`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Ceremony {
-    pub token: String,
-    pub options: String,
-}
-
-/// A new account: its key's id and the recovery codes, shown this once.
-#[derive(Clone, Debug)]
-pub struct SignedUp {
-    pub caller: Caller,
-    pub recovery_codes: Vec<String>,
-}
+/// The first half of a ceremony, for the browser: its options are for
+/// `PublicKeyCredential.parseCreationOptionsFromJSON` / `parseRequestOptionsFromJSON`.
+pub type Ceremony = crate::model::PasskeyCeremony;
 
 #[derive(Serialize, Deserialize)]
 struct SignUpState {
@@ -105,12 +96,22 @@ struct AddState {
     registration: PasskeyRegistration,
 }
 
-/// Starts creating an account with a passkey.
-pub async fn begin_sign_up(db: &Db, rp: &RelyingParty, now: i64) -> AppResult<Ceremony> {
+/// Starts creating an account with a passkey, if `client` may sign up now (checked
+/// first, counting nothing: refused only at the end, the device would keep a passkey
+/// that signs in nowhere).
+pub async fn begin_sign_up(
+    db: &Db,
+    access: &Access,
+    rp: &RelyingParty,
+    now: i64,
+    client: ClientAddr,
+) -> AppResult<Ceremony> {
+    keys::may_sign_up(&access.limiter, client).await?;
     let user_handle = Uuid::from_bytes(keys::random_bytes::<16>()?);
+    let (user_name, display_name) = names(user_handle, now);
     let (options, registration) = rp
         .webauthn
-        .start_passkey_registration(user_handle, "Pet Store shopper", "Pet Store shopper", None)
+        .start_passkey_registration(user_handle, &user_name, &display_name, None)
         .map_err(|err| AppError::internal("passkey registration", err.to_string()))?;
     let state = SignUpState { user_handle, registration };
     store(db, now, sql::accounts::SIGN_UP, &state, creation_options(&options)?).await
@@ -127,13 +128,10 @@ pub async fn finish_sign_up(
     client: ClientAddr,
     token: &str,
     credential: &str,
-) -> AppResult<SignedUp> {
+) -> AppResult<NewAccount> {
     let state: SignUpState = take(db, now, sql::accounts::SIGN_UP, token).await?.ok_or_else(ceremony_over)?;
     let credential: RegisterPublicKeyCredential = parse_credential(credential)?;
-    let passkey = rp
-        .webauthn
-        .finish_passkey_registration(&credential, &state.registration)
-        .map_err(|err| AppError::validation("credential", format!("the passkey could not be checked ({err})")))?;
+    let passkey = rp.webauthn.finish_passkey_registration(&credential, &state.registration).map_err(unchecked)?;
     keys::count_sign_up(&access.limiter, client).await.map_err(|(err, _)| err)?;
     let codes: Vec<String> = (0..RECOVERY_CODES).map(|_| recovery_code()).collect::<AppResult<_>>()?;
     let code_hashes: Vec<[u8; 32]> = codes.iter().map(|code| keys::hash(code)).collect();
@@ -178,7 +176,16 @@ pub async fn finish_sign_up(
         })
         .await?;
     let caller = Caller { key_id, role: Role::Customer, limits };
-    Ok(SignedUp { caller, recovery_codes: codes })
+    Ok(NewAccount { caller, recovery_codes: codes })
+}
+
+/// How the device's passkey list names the account (no user name is asked for): the
+/// store, when the account was made and a few letters of its user handle, so that two
+/// accounts on one device can be told apart.
+fn names(user_handle: Uuid, now: i64) -> (String, String) {
+    let day = crate::services::clock::rfc3339(now).chars().take(10).collect::<String>();
+    let short: String = user_handle.simple().to_string().chars().take(6).collect();
+    (format!("shopper-{short}"), format!("Pet Store shopper since {day} ({short})"))
 }
 
 /// The name of the passkey an account is made with.
@@ -207,7 +214,7 @@ pub async fn finish_sign_in(
     credential: &str,
 ) -> AppResult<Caller> {
     match check_sign_in(db, rp, now, token, credential).await {
-        Ok(Some(key_id)) => admit_key(db, access, client, key_id).await,
+        Ok(Some(key_id)) => admit_key(db, access, client, key_id, passkey_refused).await,
         Ok(None) => {
             access.failed_sign_in(client).await?;
             Err(passkey_refused())
@@ -245,23 +252,21 @@ async fn check_sign_in(db: &Db, rp: &RelyingParty, now: i64, token: &str, creden
     Ok(Some(row.key_id))
 }
 
-/// Signs in with a recovery code: each works once (spent even if the key then turns
-/// out to be banned). A code that does not work is a failed attempt from `client`.
+/// Signs in with a recovery code: each works once, spent once its key is admitted (a
+/// key over its limits keeps the code for later). A code that does not work is a failed
+/// attempt from `client`.
 pub async fn recover(db: &Db, access: &Access, now: i64, client: ClientAddr, code: &str) -> AppResult<Caller> {
     let code_hash = keys::hash(&normalized_code(code));
-    let key_id = db
-        .write(move |conn| Box::pin(async move { sql::accounts::use_recovery_code(conn, &code_hash, now).await }))
+    let Some(key_id) = sql::accounts::recovery_code_key(db, &code_hash).await? else {
+        access.failed_sign_in(client).await?;
+        return Err(recovery_refused());
+    };
+    let caller = admit_key(db, access, client, key_id, recovery_refused).await?;
+    let spent = db
+        .write(move |conn| Box::pin(async move { sql::accounts::spend_recovery_code(conn, &code_hash, now).await }))
         .await?;
-    match key_id {
-        Some(key_id) => admit_key(db, access, client, key_id).await,
-        None => {
-            access.failed_sign_in(client).await?;
-            Err(AppError::new(
-                ErrorCode::InvalidApiKey,
-                "that recovery code did not work: each code works once; check it, or try another",
-            ))
-        }
-    }
+    // Spent meanwhile by another attempt with the same code: that one signed in.
+    if spent { Ok(caller) } else { Err(recovery_refused()) }
 }
 
 /// Starts adding a passkey to the signed-in caller's account (made now for a key that
@@ -280,9 +285,10 @@ pub async fn begin_adding(db: &Db, rp: &RelyingParty, now: i64, caller: Caller) 
         .iter()
         .map(|row| from_json::<Passkey>(&row.passkey).map(|passkey| passkey.cred_id().clone()))
         .collect::<AppResult<Vec<_>>>()?;
+    let (user_name, display_name) = names(user_handle, now);
     let (options, registration) = rp
         .webauthn
-        .start_passkey_registration(user_handle, "Pet Store shopper", "Pet Store shopper", Some(exclude))
+        .start_passkey_registration(user_handle, &user_name, &display_name, Some(exclude))
         .map_err(|err| AppError::internal("passkey registration", err.to_string()))?;
     let state = AddState { key_id: caller.key_id, user_handle, registration };
     store(db, now, sql::accounts::ADD, &state, creation_options(&options)?).await
@@ -304,10 +310,7 @@ pub async fn finish_adding(
         return Err(ceremony_over());
     }
     let credential: RegisterPublicKeyCredential = parse_credential(credential)?;
-    let passkey = rp
-        .webauthn
-        .finish_passkey_registration(&credential, &state.registration)
-        .map_err(|err| AppError::validation("credential", format!("the passkey could not be checked ({err})")))?;
+    let passkey = rp.webauthn.finish_passkey_registration(&credential, &state.registration).map_err(unchecked)?;
     let passkey_json = to_json(&passkey)?;
     let credential_id = passkey.cred_id().to_vec();
     let user_handle = state.user_handle.as_bytes().to_vec();
@@ -316,7 +319,10 @@ pub async fn finish_adding(
             (passkey_json.clone(), credential_id.clone(), user_handle.clone(), name.clone());
         Box::pin(async move {
             let account_id = match sql::accounts::account_of_key_in(conn, caller.key_id).await? {
-                Some(id) => id,
+                // Another ceremony made the account meanwhile, with a user handle of its
+                // own, which this passkey does not carry: it would never sign in.
+                Some((_, handle)) if handle != user_handle => return Err(ceremony_over()),
+                Some((id, _)) => id,
                 None => sql::accounts::insert_account(conn, caller.key_id, &user_handle, now).await?,
             };
             let row = sql::accounts::NewPasskeyRow {
@@ -358,12 +364,20 @@ pub async fn passkeys_of(db: &Db, caller: Caller) -> AppResult<Vec<PasskeyInfo>>
         .collect())
 }
 
-async fn admit_key(db: &Db, access: &Access, client: ClientAddr, key_id: i64) -> AppResult<Caller> {
+/// The caller of `key_id` once admitted: not revoked (else `refused`, and a failed
+/// attempt from `client`), nor banned, nor over its limits.
+async fn admit_key(
+    db: &Db,
+    access: &Access,
+    client: ClientAddr,
+    key_id: i64,
+    refused: fn() -> AppError,
+) -> AppResult<Caller> {
     match keys::get(db, key_id).await {
         Ok(row) if row.revoked_at.is_none() => access.sign_in_as(row.caller()).await,
         Ok(_) => {
             access.failed_sign_in(client).await?;
-            Err(passkey_refused())
+            Err(refused())
         }
         Err(err) => Err(err),
     }
@@ -377,7 +391,7 @@ async fn store<S: Serialize>(db: &Db, now: i64, kind: &'static str, state: &S, o
     db.write(move |conn| {
         let state = state.clone();
         Box::pin(async move {
-            sql::accounts::insert_ceremony(conn, &token_hash, kind, &state, now, now + CEREMONY_SECONDS).await
+            sql::accounts::insert_ceremony(conn, &token_hash, kind, &state, now + CEREMONY_SECONDS).await
         })
     })
     .await?;
@@ -403,9 +417,25 @@ async fn take<S: for<'de> Deserialize<'de>>(
 }
 
 fn ceremony_over() -> AppError {
-    AppError::validation(
-        "ceremony",
-        "this passkey request is over (answered already, or older than 5 minutes): start again",
+    AppError::new(
+        ErrorCode::ValidationFailed,
+        "this passkey request is over (answered already, or older than 5 minutes); start again",
+    )
+}
+
+/// A new passkey that does not check (another origin or relying party, no user
+/// verification, a bad attestation): what webauthn-rs found goes to the log, not to
+/// the page.
+fn unchecked(err: webauthn_rs::prelude::WebauthnError) -> AppError {
+    tracing::info!(error = %err, "a new passkey did not check");
+    AppError::new(ErrorCode::ValidationFailed, "the browser's passkey could not be checked; try again")
+}
+
+/// Read by `ui::messages`, which shows these two refusals as they are.
+fn recovery_refused() -> AppError {
+    AppError::new(
+        ErrorCode::InvalidApiKey,
+        "that recovery code did not work: each code works once; check it, or try another",
     )
 }
 
@@ -418,7 +448,7 @@ fn passkey_refused() -> AppError {
 
 fn parse_credential<T: for<'de> Deserialize<'de>>(credential: &str) -> AppResult<T> {
     serde_json::from_str(credential)
-        .map_err(|err| AppError::validation("credential", format!("not a passkey's answer ({err})")))
+        .map_err(|err| AppError::validation("credential", format!("must be a passkey's answer as JSON ({err})")))
 }
 
 fn to_json<T: Serialize>(value: &T) -> AppResult<String> {

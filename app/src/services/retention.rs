@@ -1,4 +1,4 @@
-//! Data that would otherwise never shrink: expired sessions, idempotency records past
+//! Data that would otherwise never shrink: expired sessions and passkey ceremonies, idempotency records past
 //! their 24 hours, rate-limit rows whose day is over (and whose ban, if any, has
 //! ended), and events past their 30 days (with their webhook deliveries). Swept at start and then every [`EVERY`], in batches of [`BATCH`] rows, each
 //! its own short write transaction, so that the sweep never holds the write lock for
@@ -24,11 +24,13 @@ pub struct Swept {
     pub idempotency_records: u64,
     pub rate_limit_rows: u64,
     pub events: u64,
+    /// Passkey ceremonies past their 5 minutes, never answered.
+    pub passkey_ceremonies: u64,
 }
 
 /// Deletes every row past keeping at `now`.
 pub async fn sweep(db: &Db, now: i64) -> AppResult<Swept> {
-    use sql::retention::{events, expired_sessions, idempotency_records, rate_limit_rows};
+    use sql::retention::{events, expired_passkey_ceremonies, expired_sessions, idempotency_records, rate_limit_rows};
     Ok(Swept {
         sessions: in_batches(db, |conn| Box::pin(expired_sessions(conn, now, BATCH))).await?,
         idempotency_records: in_batches(db, |conn| {
@@ -39,6 +41,7 @@ pub async fn sweep(db: &Db, now: i64) -> AppResult<Swept> {
         rate_limit_rows: in_batches(db, |conn| Box::pin(rate_limit_rows(conn, now, BATCH, DAY))).await?,
         events: in_batches(db, |conn| Box::pin(events(conn, now * 1_000, BATCH, crate::services::events::KEPT_FOR_MS)))
             .await?,
+        passkey_ceremonies: in_batches(db, |conn| Box::pin(expired_passkey_ceremonies(conn, now, BATCH))).await?,
     })
 }
 
@@ -153,14 +156,33 @@ mod tests {
             .map(|_| ()))
             .unwrap();
         }
+        // Passkey ceremonies: one past its time, one still open.
+        for (token, expires) in [(1_u8, NOW), (2, NOW + 1)] {
+            crate::on_pool!(db, |pool| sqlx::query(
+                "INSERT INTO passkey_ceremonies (token_hash, kind, state, expires_at) VALUES ($1, 'sign_in', '{}', $2)",
+            )
+            .bind(vec![token])
+            .bind(expires)
+            .execute(pool)
+            .await
+            .map(|_| ()))
+            .unwrap();
+        }
         let generation = db.generation();
 
         let swept = sweep(&db, NOW).await.unwrap();
         assert_eq!(
             swept,
-            Swept { sessions: old_sessions as u64, idempotency_records: 2, rate_limit_rows: 1, events: 0 }
+            Swept {
+                sessions: old_sessions as u64,
+                idempotency_records: 2,
+                rate_limit_rows: 1,
+                events: 0,
+                passkey_ceremonies: 1
+            }
         );
         assert_eq!(count(&db, "sessions").await, 3);
+        assert_eq!(count(&db, "passkey_ceremonies").await, 1);
         let kept: Vec<String> =
             crate::on_pool!(db, |pool| sqlx::query_scalar("SELECT idem_key FROM idempotency_records")
                 .fetch_all(pool)

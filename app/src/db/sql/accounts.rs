@@ -10,18 +10,16 @@ pub const SIGN_UP: &str = "sign_up";
 pub const SIGN_IN: &str = "sign_in";
 pub const ADD: &str = "add";
 
-/// Stores a ceremony's state under its token's hash, first dropping the expired ones
-/// (a ceremony is at most minutes old, so there are never many).
+/// Stores a ceremony's state under its token's hash (the retention sweep drops those
+/// never answered).
 pub async fn insert_ceremony(
     conn: &mut Conn,
     token_hash: &[u8],
     kind: &str,
     state: &str,
-    now: i64,
     expires_at: i64,
 ) -> AppResult<()> {
     on_conn!(conn, |c| {
-        sqlx::query("DELETE FROM passkey_ceremonies WHERE expires_at <= $1").bind(now).execute(&mut *c).await?;
         sqlx::query("INSERT INTO passkey_ceremonies (token_hash, kind, state, expires_at) VALUES ($1, $2, $3, $4)")
             .bind(token_hash)
             .bind(kind)
@@ -145,22 +143,34 @@ pub async fn account_of_key(db: &Db, key_id: i64) -> AppResult<Option<(i64, Vec<
         .await)?)
 }
 
-/// The account of a key, inside a write transaction.
-pub async fn account_of_key_in(conn: &mut Conn, key_id: i64) -> AppResult<Option<i64>> {
-    Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT id FROM accounts WHERE key_id = $1")
+/// The account of a key (its id and user handle), inside a write transaction.
+pub async fn account_of_key_in(conn: &mut Conn, key_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
+    Ok(on_conn!(conn, |c| sqlx::query_as("SELECT id, user_handle FROM accounts WHERE key_id = $1")
         .bind(key_id)
         .fetch_optional(c)
         .await)?)
 }
 
-/// Spends a recovery code: the key of its account, if the code was there and unused.
-pub async fn use_recovery_code(conn: &mut Conn, code_hash: &[u8], now: i64) -> AppResult<Option<i64>> {
-    Ok(on_conn!(conn, |c| sqlx::query_scalar(
-        "UPDATE recovery_codes SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL
-         RETURNING (SELECT key_id FROM accounts WHERE accounts.id = recovery_codes.account_id)"
+/// The key of the account an unused recovery code belongs to.
+pub async fn recovery_code_key(db: &Db, code_hash: &[u8]) -> AppResult<Option<i64>> {
+    Ok(on_pool!(db, |pool| sqlx::query_scalar(
+        "SELECT a.key_id FROM recovery_codes r JOIN accounts a ON a.id = r.account_id
+         WHERE r.code_hash = $1 AND r.used_at IS NULL"
+    )
+    .bind(code_hash)
+    .fetch_optional(pool)
+    .await)?)
+}
+
+/// Spends a recovery code: whether it was there and unused (of two spending it at
+/// once, one).
+pub async fn spend_recovery_code(conn: &mut Conn, code_hash: &[u8], now: i64) -> AppResult<bool> {
+    Ok(on_conn!(conn, |c| sqlx::query(
+        "UPDATE recovery_codes SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL"
     )
     .bind(now)
     .bind(code_hash)
-    .fetch_optional(c)
-    .await)?)
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected() == 1))?)
 }

@@ -4,6 +4,13 @@
 use super::{Conn, on_conn};
 use crate::error::AppResult;
 
+/// Passkey ceremonies expired at `now` (never answered); how many went (at most `batch`).
+pub async fn expired_passkey_ceremonies(conn: &mut Conn, now: i64, batch: i64) -> AppResult<u64> {
+    let sql = "DELETE FROM passkey_ceremonies WHERE token_hash IN
+         (SELECT token_hash FROM passkey_ceremonies WHERE expires_at <= $1 LIMIT $2)";
+    delete(conn, sql, now, batch, None).await
+}
+
 /// Sessions expired at `now`; returns how many went (at most `batch`).
 pub async fn expired_sessions(conn: &mut Conn, now: i64, batch: i64) -> AppResult<u64> {
     let sql = "DELETE FROM sessions WHERE token_hash IN
