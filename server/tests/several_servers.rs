@@ -5,6 +5,8 @@
 //! (`scripts/with-databases.sh`, as `make test` runs it).
 
 mod common;
+#[path = "../../app/tests/support/soft_passkey.rs"]
+mod soft_passkey;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -430,6 +432,80 @@ async fn while_redis_is_away_the_servers_count_in_postgres_and_come_back_by_them
         within("back to Redis", || async { ready(http.clone()).await == (200, json!({"status": "ready"})) }).await;
         assert_eq!(http.get("/api/v1/pets?limit=1", &key).await.unwrap().0, 200);
     }
+}
+
+/// The session cookie an answer sets, as a browser would send it back.
+fn session_cookie(headers: &hyper::HeaderMap) -> String {
+    headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.contains("petstore_session="))
+        .and_then(|value| value.split(';').next())
+        .expect("a session cookie")
+        .to_owned()
+}
+
+/// A passkey account made through one server and signed in through another, each
+/// ceremony begun on one and finished on the other, then an order placed through a
+/// third with the session: a ceremony's state lives in the database, not in a server's
+/// memory. The servers share one `--public-url`, as behind a load balancer (the
+/// relying party is its host).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passkey_signs_up_on_one_server_signs_in_on_another_and_orders_on_a_third() {
+    use soft_passkey::{Answer, SoftPasskey};
+    const PUBLIC_URL: &str = "http://localhost:8443";
+    let database_url = app::db::testing::new_postgres_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let start = || {
+        LiveServer::start_with(dir.path(), |command| {
+            command.env("DATABASE_URL", &database_url).env("PETSTORE_PUBLIC_URL", PUBLIC_URL);
+        })
+    };
+    let (first, admin) = start();
+    let admin = admin.expect("the first start prints the first admin key");
+    let servers = [first, start().0, start().0];
+    let http: Vec<Http> = servers.iter().map(LiveServer::client).collect();
+    let call = |n: usize, path: &'static str, fields: Vec<(&'static str, String)>, cookie: Option<String>| {
+        let http = &http[n];
+        async move {
+            let body = serde_urlencoded::to_string(&fields).unwrap().into_bytes();
+            let mut headers =
+                vec![("content-type", "application/x-www-form-urlencoded"), ("accept", "application/json")];
+            headers.extend(cookie.as_deref().map(|cookie| ("cookie", cookie)));
+            let (status, headers, body) = http.send_raw("POST", path, body, &headers).await.unwrap();
+            assert_eq!(status, 200, "{path} on server {n}: {}", String::from_utf8_lossy(&body));
+            (headers, serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default())
+        }
+    };
+    let mut passkey = SoftPasskey::new();
+    let (_, ceremony) = call(0, "/_app/passkey_sign_up_begin", vec![], None).await;
+    let answer = passkey.create(ceremony["options"].as_str().unwrap(), &Answer::honest_at(PUBLIC_URL));
+    let token = ceremony["token"].as_str().unwrap().to_owned();
+    let (_, account) =
+        call(1, "/_app/passkey_sign_up_finish", vec![("token", token), ("credential", answer)], None).await;
+    let key_id = account["caller"]["key_id"].as_i64().expect("the new account's key");
+    assert_eq!(account["recovery_codes"].as_array().map(Vec::len), Some(10));
+
+    let (_, ceremony) = call(1, "/_app/passkey_sign_in_begin", vec![], None).await;
+    let answer = passkey.get(ceremony["options"].as_str().unwrap(), &Answer::honest_at(PUBLIC_URL));
+    let token = ceremony["token"].as_str().unwrap().to_owned();
+    let (headers, _) =
+        call(0, "/_app/passkey_sign_in_finish", vec![("token", token), ("credential", answer)], None).await;
+    let cookie = session_cookie(&headers);
+
+    let category = http[0].expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Passkeys"}))).await;
+    let body = json!({"name": "Keyed", "categoryId": category["id"]});
+    let pet = http[0].expect(201, "POST", "/api/v1/pets", &admin, Some(&body)).await["id"].as_i64().unwrap();
+    http[0].expect(200, "PUT", &format!("/api/v1/store/inventory/{pet}"), &admin, Some(&json!({"quantity": 2}))).await;
+    let order = vec![("pet_id", pet.to_string()), ("quantity", "1".to_owned())];
+    let (_, placed) = call(2, "/_app/place_order", order, Some(cookie)).await;
+    assert_eq!(placed["petId"].as_i64(), Some(pet));
+    let pool = sqlx::PgPool::connect(&database_url).await.unwrap();
+    let owner: i64 =
+        sqlx::query_scalar("SELECT key_id FROM orders WHERE pet_id = $1").bind(pet).fetch_one(&pool).await.unwrap();
+    assert_eq!(owner, key_id, "the order is the account's key's");
+    pool.close().await;
 }
 
 /// Servers started together over a new database load the demo catalog once and create
