@@ -44,7 +44,7 @@ PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 .PHONY: native-libs compress-tools demo-photos bench bench-orders-wrk bench-lighthouse bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
 
 help:
-	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/"
+	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/ (passkeys: http://localhost:$(lastword $(subst :, ,$(RUN_ADDR)))/)"
 	@echo "make test  - install what is missing, run every test (Rust and browser)"
 
 run: build-tools build-release
@@ -272,13 +272,13 @@ db-tools:
 	  echo "ok: postgresql, redis-server"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql redis-server; fi
 
-# brotli compresses the built site once (gzip is Debian's own).
 # What the server links against: OpenSSL, through which webauthn-rs checks passkeys'
 # signatures (Debian's libssl-dev, found by pkg-config; the binary then needs libssl3).
 native-libs:
 	@if pkg-config --exists openssl 2>/dev/null; then echo "ok: OpenSSL headers"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libssl-dev pkg-config; fi
 
+# brotli compresses the built site once (gzip is Debian's own).
 compress-tools:
 	@if command -v brotli >/dev/null && command -v gzip >/dev/null; then echo "ok: brotli, gzip"; \
 	else $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y brotli gzip; fi

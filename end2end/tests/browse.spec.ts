@@ -117,10 +117,10 @@ test('the header at a phone width: a menu, the account in one place, nothing run
   await shoot(page, 'header-phone-closed');
   await menu.click();
   await expect(menu).toHaveAttribute('aria-expanded', 'true');
-  for (const name of ['Catalog', 'Categories', 'API docs', 'Sign in', 'Get a key']) {
+  for (const name of ['Catalog', 'Categories', 'API docs', 'Sign in', 'Sign up']) {
     await expect(nav.getByRole('link', { name })).toBeVisible();
   }
-  await expectApart(page, ['Catalog', 'Categories', 'API docs', 'Sign in', 'Get a key']);
+  await expectApart(page, ['Catalog', 'Categories', 'API docs', 'Sign in', 'Sign up']);
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(WIDTHS.phone.width);
   await shoot(page, 'header-phone-open');
 
@@ -152,7 +152,7 @@ test('the header at a desktop width: the links apart, the account at the end', a
   await hydrated(page);
   const nav = page.getByRole('navigation', { name: 'Main' });
   await expect(nav.getByRole('button', { name: 'Menu' })).toBeHidden();
-  await expectApart(page, ['Catalog', 'Categories', 'API docs', 'Sign in', 'Get a key']);
+  await expectApart(page, ['Catalog', 'Categories', 'API docs', 'Sign in', 'Sign up']);
   await signIn(page, cliKey('admin', 'e2e desktop staff'));
   await page.goto('/');
   await expectApart(page, ['Catalog', 'Categories', 'API docs', 'Orders', 'Staff']);

@@ -22,7 +22,7 @@ for (const [width, size] of Object.entries(WIDTHS)) {
       await page.getByRole('link', { name: 'Tweety' }).click();
       const petPage = page.url();
       if (javaScript) await hydrated(page);
-      await page.locator('.order-box').getByRole('link', { name: 'get a key' }).click();
+      await page.locator('.order-box').getByRole('link', { name: 'create an account' }).click();
       await expect(page).toHaveURL(/\/sign-up\?next=%2Fpets%2F/);
       if (javaScript) await hydrated(page);
       await page.getByRole('button', { name: 'Create my key' }).click();

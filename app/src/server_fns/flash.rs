@@ -31,9 +31,10 @@ pub struct Flash {
     pub values: Vec<(String, String)>,
 }
 
-/// Form fields no flash keeps, whatever the outcome: secrets (the sign-in form's key).
+/// Form fields no flash keeps, whatever the outcome: secrets (the sign-in form's key, a
+/// recovery code).
 /// The flash is a cookie, which the browser stores.
-const SECRET_FIELDS: &[&str] = &["key"];
+const SECRET_FIELDS: &[&str] = &["key", "code"];
 
 impl Flash {
     /// The flash of a form sent to the function at `path` (`/_app/…`): its fields as

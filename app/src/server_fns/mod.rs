@@ -7,10 +7,12 @@ use leptos::prelude::*;
 use crate::error::AppError;
 use crate::model::{CategorySummary, Page, PetCard};
 
+pub mod accounts;
 pub mod docs;
 pub mod staff;
 pub mod webhooks;
 
+pub use accounts::*;
 pub use staff::*;
 pub use webhooks::*;
 

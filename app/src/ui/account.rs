@@ -1,10 +1,12 @@
-//! Signing in (paste a key), signing up (get a Free key, shown once) and out. The key
-//! never goes into browser storage: the browser keeps only an HttpOnly session cookie.
+//! Signing up (an account with a passkey, or a Free key shown once), signing in (with a
+//! passkey, a recovery code, or by pasting a key) and out. No secret goes into browser
+//! storage: the browser keeps only an HttpOnly session cookie.
 
 use crate::ui::widgets::PageTitle;
 use leptos::prelude::*;
 
 use super::note::{Done, Note, from_flash};
+use super::passkeys::{PasskeySignIn, PasskeySignUp, RecoveryForm};
 use super::widgets::ErrorNotice;
 use crate::model::Caller;
 use crate::server_fns::{SignIn, SignOut, SignUp, viewer};
@@ -16,25 +18,35 @@ pub fn SignInPage() -> impl IntoView {
         .with_untracked(|query| (query.get("next"), query.get("signed_out").is_some()));
     // Only a refusal comes back here: a sign-in sends the browser on to `next`.
     let note = from_flash(|flash| flash.note::<SignIn>(|(), _| Done::default())).filter(Note::is_refusal);
+    let onward = crate::paths::return_path(next.as_deref()).to_owned();
+    let sign_up = crate::paths::sign_up_href(&onward);
     view! {
         <PageTitle text="Sign in"/>
-        <SignInForm next note signed_out/>
+        // (`signed_out`: the visitor just signed out of a private page, `paths::signed_out_path`.)
+        {signed_out.then(|| view! { <p class="notice notice-success" role="status" tabindex="-1" autofocus>"You are signed out. Sign in again to go back."</p> })}
+        <section class="panel narrow passkeys">
+            <h1>"Sign in"</h1>
+            <p>"With the passkey of your account: your phone's or computer's screen lock, no password to type."</p>
+            <PasskeySignIn next=onward/>
+            <RecoveryForm next=next.clone()/>
+            <p>"No account yet? " <a href=sign_up>"Create one"</a></p>
+        </section>
+        <SignInForm next note/>
     }
 }
 
-/// Once signed in, the server function sends the browser back to `next` (the page the
-/// visitor came from), or to the catalog. `note` is a refusal of the form sent without
-/// JavaScript. `signed_out`: the visitor just signed out of a private page (`paths::signed_out_path`).
+/// For developers (and staff): signing in with an API key. Once signed in, the server
+/// function sends the browser back to `next` (the page the visitor came from), or to
+/// the catalog. `note` is a refusal of the form sent without JavaScript.
 #[island]
-fn SignInForm(next: Option<String>, note: Option<Note>, signed_out: bool) -> impl IntoView {
+fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
     let result = move || sign_in.value().get();
     let sign_up = crate::paths::sign_up_href(crate::paths::return_path(next.as_deref()));
     view! {
-        {signed_out.then(|| view! { <p class="notice notice-success" role="status" tabindex="-1" autofocus>"You are signed out. Sign in again to go back."</p> })}
         <section class="panel narrow">
-            <h1>"Sign in"</h1>
-            <p>"Paste your API key. The browser keeps only a session cookie, never the key."</p>
+            <h2>"With an API key"</h2>
+            <p>"For developers and staff: paste your key. The browser keeps only a session cookie, never the key."</p>
             <ActionForm action=sign_in attr:class="stacked">
                 {next.map(|next| view! { <input type="hidden" name="next" value=next/> })}
                 <label>
@@ -51,7 +63,7 @@ fn SignInForm(next: Option<String>, note: Option<Note>, signed_out: bool) -> imp
                     <div class="notice notice-error" role="alert" tabindex="-1" autofocus>{note.text}</div>
                 }).into_any(),
             }}
-            <p>"No key yet? " <a href=sign_up>"Get a free one"</a></p>
+            <p>"No key yet? " <a href=sign_up>"Get a free one"</a> " (a passkey account has one too)"</p>
         </section>
     }
 }
@@ -76,7 +88,20 @@ pub fn SignUpPage() -> impl IntoView {
                 let (made, back) = (made.clone(), back.clone());
                 Suspend::new(async move {
                     let current = who.await.ok().flatten().map(|caller| caller.key_id);
-                    view! { <SignUpForm current made back/> }
+                    view! {
+                        <section class="panel narrow passkeys">
+                            <h1>"Create an account"</h1>
+                            <p>
+                                "Your account is signed in with a passkey: your phone's or computer's screen "
+                                "lock, no password and no email. Orders, like everything else, stay with the account."
+                            </p>
+                            {current.map(|_| view! {
+                                <p><strong>"You are signed in already:"</strong>" a new account signs this browser in to it instead."</p>
+                            })}
+                            <PasskeySignUp back=back.clone()/>
+                        </section>
+                        <SignUpForm current made back/>
+                    }
                 })
             }}
         </Suspense>
@@ -102,8 +127,11 @@ fn SignUpForm(current: Option<i64>, made: Option<String>, back: Option<String>) 
     });
     view! {
         <section class="panel narrow">
-            <h1>"Get a free API key"</h1>
-            <p>"A Free key allows 60 requests a minute and 1,000 a day. You are signed in with it at once."</p>
+            <h2>"Or get a free API key"</h2>
+            <p>
+                "For developers calling the REST API: a Free key allows 60 requests a minute and 1,000 a day. "
+                "This browser is signed in with it at once."
+            </p>
             {move || match (result.get(), made.clone()) {
                 (Some(Ok(created)), _) => view! { <NewKey key=created.key/>{onward()} }.into_any(),
                 (None, Some(key)) => view! { <NewKey key/>{onward()} }.into_any(),

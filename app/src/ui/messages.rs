@@ -48,6 +48,12 @@ pub fn sentence(error: &AppError) -> String {
             None => finish(capitalised(&error.message)),
         },
         MissingApiKey => "Please sign in first.".into(),
+        // A passkey or a recovery code that did not work: its message is for people.
+        InvalidApiKey
+            if error.message.starts_with("that passkey") || error.message.starts_with("that recovery code") =>
+        {
+            finish(capitalised(&error.message))
+        }
         InvalidApiKey => "That key is not recognised (or it has been revoked). Check it and try again.".into(),
         Forbidden => "That needs a staff (admin) key.".into(),
         NotFound => "That no longer exists: someone may have just deleted it. Reload the page to see.".into(),

@@ -26,9 +26,12 @@ mod live;
 pub mod messages;
 pub mod note;
 mod orders;
+mod passkeys;
 mod pet;
 mod photo;
 mod session;
+#[cfg(feature = "hydrate")]
+mod webauthn;
 mod widgets;
 
 use leptos::prelude::*;
@@ -199,7 +202,7 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
         None => view! {
             <div class="account" role="group" aria-label="Your account">
                 <a href=sign_in_href(&path) class="sign-in" aria-current=current("/sign-in")>"Sign in"</a>
-                <a href=sign_up_href(&path) class="button small" aria-current=current("/sign-up")>"Get a key"</a>
+                <a href=sign_up_href(&path) class="button small" aria-current=current("/sign-up")>"Sign up"</a>
             </div>
         }
         .into_any(),

@@ -262,7 +262,7 @@ fn OrderBox(
     let form = match form_key {
         None => view! {
             <p class="sign-in-to-order">
-                <a href=sign_in>"Sign in"</a> " or " <a href=sign_up>"get a key"</a> " to order."
+                <a href=sign_in>"Sign in"</a> " or " <a href=sign_up>"create an account"</a> " to order."
             </p>
         }
         .into_any(),

@@ -114,7 +114,7 @@ pub fn KeyBar(signed_in: bool) -> impl IntoView {
                 disabled=move || disabled.get().use_session
                 prop:value=move || shown.get().pasted
                 on:input=move |ev| pasted.update(|k| k.pasted = event_target_value(&ev))/>
-            <p class="meta">"Get a key on the " <a href="/sign-up">"Get a key"</a> " page, or with " <code>"POST /keys"</code> "."</p>
+            <p class="meta">"Get a key on the " <a href="/sign-up">"Sign up"</a> " page, or with " <code>"POST /keys"</code> "."</p>
         </fieldset>
     }
 }

@@ -1,0 +1,130 @@
+import { Page } from '@playwright/test';
+import * as path from 'node:path';
+import { expect, test, cliKey, failOnPageErrors, hydrated, stockedPet, unique, WIDTHS } from './helpers';
+
+const SHOTS = path.resolve(__dirname, '../../target/screenshots');
+
+// Accounts with passkeys, in Chromium's virtual authenticator (the DevTools protocol's
+// WebAuthn domain): a platform authenticator with user verification that keeps
+// discoverable passkeys, as a phone or a laptop does. A relying party cannot be an IP
+// address: the store serves on 127.0.0.1, its relying party is localhost on that port,
+// so these pages are opened at http://localhost:<port>.
+
+test.beforeEach(async ({ page }) => failOnPageErrors(page));
+
+function localhost(): string {
+  const url = new URL(test.info().project.use.baseURL!);
+  url.hostname = 'localhost';
+  return url.origin;
+}
+
+/** A virtual authenticator for `page`, answering every ceremony as a user would. */
+async function withAuthenticator(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
+}
+
+/** Makes an account on /sign-up with the page's authenticator; its recovery codes. */
+async function signUp(page: Page): Promise<string[]> {
+  await page.goto(`${localhost()}/sign-up`);
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Create an account with a passkey' }).click();
+  const codes = page.locator('.recovery-codes code');
+  await expect(codes).toHaveCount(10);
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
+  return codes.allTextContents();
+}
+
+async function signOut(page: Page) {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign in' })).toBeVisible();
+}
+
+test('a shopper makes an account with a passkey, signs in with it after signing out, and orders', async ({ page }) => {
+  const passkeys = await withAuthenticator(page);
+  const codes = await signUp(page);
+  expect(new Set(codes).size).toBe(10);
+  for (const code of codes) expect(code).toMatch(/^[2-9a-z]{4}-[2-9a-z]{4}-[2-9a-z]{4}$/);
+  const stored = await passkeys();
+  expect(stored).toHaveLength(1);
+  expect(stored[0].isResidentCredential, 'a discoverable passkey: signing in needs no user name').toBe(true);
+  expect(stored[0].rpId).toBe('localhost');
+  await signOut(page);
+
+  const pet = await stockedPet(page, cliKey('admin', 'e2e passkeys'), unique('Passkey pet'), 3);
+  await page.goto(`${localhost()}/sign-in?next=${encodeURIComponent(`/pets/${pet}`)}`);
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Continue with a passkey' }).click();
+  await expect(page).toHaveURL(new RegExp(`/pets/${pet}$`));
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
+  await hydrated(page);
+  await page.getByLabel('Quantity').fill('1');
+  await page.getByRole('button', { name: 'Order' }).click();
+  await expect(page.getByRole('status')).toContainText('Ordered 1');
+  await page.goto(`${localhost()}/orders`);
+  await expect(page.locator('main')).toContainText('Passkey pet');
+  await page.screenshot({ path: path.join(SHOTS, 'passkeys-orders.png'), fullPage: true });
+});
+
+test('a recovery code signs in once; a passkey from no account here does not sign in', async ({ browser }) => {
+  const maker = await (await browser.newContext()).newPage();
+  failOnPageErrors(maker);
+  await withAuthenticator(maker);
+  const codes = await signUp(maker);
+  await maker.context().close();
+
+  // Another browser, with no passkey of this account.
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  failOnPageErrors(page);
+  await withAuthenticator(page);
+  await page.goto(`${localhost()}/sign-in`);
+  await hydrated(page);
+  // Its authenticator has no passkey for this store: nothing to sign in with.
+  await page.getByRole('button', { name: 'Continue with a passkey' }).click();
+  await expect(page.getByRole('alert')).toContainText('No passkey was used');
+  await expect(page.locator('.who')).toHaveCount(0);
+
+  await page.getByText('Lost your passkey? Use a recovery code').click();
+  await page.getByLabel('Recovery code').fill(codes[2].toUpperCase());
+  await page.getByRole('button', { name: 'Use the code' }).click();
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
+  await signOut(page);
+
+  await page.goto(`${localhost()}/sign-in`);
+  await page.getByText('Lost your passkey? Use a recovery code').click();
+  await page.getByLabel('Recovery code').fill(codes[2]);
+  await page.getByRole('button', { name: 'Use the code' }).click();
+  await expect(page.getByRole('alert')).toContainText('That recovery code did not work');
+  await expect(page.getByLabel('Recovery code')).toHaveValue('');
+  await expect(page.locator('.who')).toHaveCount(0);
+  await context.close();
+});
+
+test('the sign-up and sign-in pages lead with passkeys at both widths', async ({ page }) => {
+  for (const [width, size] of Object.entries(WIDTHS)) {
+    await page.setViewportSize(size);
+    for (const pagePath of ['/sign-up', '/sign-in']) {
+      await page.goto(`${localhost()}${pagePath}`);
+      await hydrated(page);
+      const passkey = page.getByRole('button', { name: /passkey/ });
+      await expect(passkey).toBeVisible();
+      // Above the API key's form, in the first screenful.
+      const keyForm = page.getByRole('heading', { name: /API key/ });
+      expect((await passkey.boundingBox())!.y).toBeLessThan((await keyForm.boundingBox())!.y);
+      expect((await passkey.boundingBox())!.y).toBeLessThan(size.height);
+      await page.screenshot({ path: path.join(SHOTS, `passkeys${pagePath.replace('/', '-')}-${width}.png`), fullPage: true });
+    }
+  }
+});
