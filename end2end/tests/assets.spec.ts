@@ -80,10 +80,22 @@ test('the built files go out as compressed at build time, byte for byte', async 
 test('a shopper\'s pages load one WASM; the console\'s islands come in files of their own', async ({ page, baseURL }) => {
   const main = (await linkedAssets(baseURL!)).filter((asset) => !asset.endsWith('.css'));
   const wasm = main.filter((asset) => asset.endsWith('.wasm'));
-  for (const path of ['/', '/pets/1', '/sign-in', '/sign-up', '/docs']) {
+  for (const path of ['/', '/pets/1', '/docs']) {
     // (The lazy islands' loader, a small script, is imported by the page's own.)
     const fetched = await scriptsFetched(page, path);
     expect(fetched.filter((asset) => asset.endsWith('.wasm')), path).toEqual(wasm);
+  }
+  // The passkey buttons are lazy islands too: their own files (and the pieces they
+  // share), fetched on the two pages that have one, and sent as built.
+  for (const [path, island] of [['/sign-in', 'sign_in'], ['/sign-up', 'sign_up']]) {
+    const fetched = (await scriptsFetched(page, path)).filter((asset) => asset.endsWith('.wasm'));
+    const lazy = fetched.filter((asset) => !wasm.includes(asset));
+    expect(fetched.filter((asset) => wasm.includes(asset)), path).toEqual(wasm);
+    expect(lazy.some((asset) => new RegExp(`/split_passkey_${island}_loader_\\w+\\.[\\w-]+\\.wasm$`).test(asset)), lazy.join(' ')).toBe(true);
+    for (const asset of lazy) {
+      expect(asset, path).toMatch(/\/(split_passkey_sign_(in|up)_loader_\w+|chunk_\d+)\.[\w-]+\.wasm$/);
+      await expectSentAsBuilt(asset, baseURL!);
+    }
   }
   // The console: a pet editor's islands, fetched when the page has them, and sent as built.
   await signIn(page, cliKey('admin', 'e2e assets'));
