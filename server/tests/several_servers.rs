@@ -209,14 +209,7 @@ async fn a_browser_session_works_on_every_server(cluster: &Cluster) {
     let (status, set_cookie, _) =
         cluster.at(0).send_raw("POST", "/_app/sign_in", form.into_bytes(), &headers).await.unwrap();
     assert_eq!(status, 200);
-    let cookie = set_cookie
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .find(|value| value.contains("petstore_session="))
-        .and_then(|value| value.split(';').next())
-        .expect("a session cookie")
-        .to_owned();
+    let cookie = session_cookie(&set_cookie);
     for http in &cluster.http {
         let (status, _, page) = http.send_raw("GET", "/", Vec::new(), &[("cookie", &cookie)]).await.unwrap();
         assert_eq!(status, 200);
