@@ -155,6 +155,12 @@ impl Eq for AppError {}
 
 pub type AppResult<T> = Result<T, AppError>;
 
+/// The refusals of a passkey and of a recovery code (`invalid_api_key`), written for
+/// people: the storefront shows them as they are (`ui::messages`), not as a key's.
+pub const PASSKEY_REFUSED: &str = "that passkey did not sign you in: try again, or use a recovery code or an API key";
+pub const RECOVERY_CODE_REFUSED: &str =
+    "that recovery code did not work: each code works once; check it, or try another";
+
 impl AppError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> AppError {
         AppError { code, message: message.into(), status: code.status(), field: None, retry_after: None, cause: None }

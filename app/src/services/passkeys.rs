@@ -28,7 +28,7 @@ use webauthn_rs::prelude::{
 };
 
 use crate::db::{Db, sql};
-use crate::error::{AppError, AppResult, ErrorCode};
+use crate::error::{AppError, AppResult, ErrorCode, PASSKEY_REFUSED, RECOVERY_CODE_REFUSED};
 use crate::model::{Caller, NewAccount, Plan, Role};
 use crate::services::access::{Access, ClientAddr};
 use crate::services::keys::{self, NewKey};
@@ -135,6 +135,7 @@ pub async fn finish_sign_up(
     keys::count_sign_up(&access.limiter, client).await.map_err(|(err, _)| err)?;
     let codes: Vec<String> = (0..RECOVERY_CODES).map(|_| recovery_code()).collect::<AppResult<_>>()?;
     let code_hashes: Vec<[u8; 32]> = codes.iter().map(|code| keys::hash(code)).collect();
+    // The key's secret is not shown: the account signs in with its passkey.
     let new_key = NewKey::generate()?;
     let passkey_json = to_json(&passkey)?;
     let credential_id = passkey.cred_id().to_vec();
@@ -431,19 +432,12 @@ fn unchecked(err: webauthn_rs::prelude::WebauthnError) -> AppError {
     AppError::new(ErrorCode::ValidationFailed, "the browser's passkey could not be checked; try again")
 }
 
-/// Read by `ui::messages`, which shows these two refusals as they are.
 fn recovery_refused() -> AppError {
-    AppError::new(
-        ErrorCode::InvalidApiKey,
-        "that recovery code did not work: each code works once; check it, or try another",
-    )
+    AppError::new(ErrorCode::InvalidApiKey, RECOVERY_CODE_REFUSED)
 }
 
 fn passkey_refused() -> AppError {
-    AppError::new(
-        ErrorCode::InvalidApiKey,
-        "that passkey did not sign you in: try again, or use a recovery code or an API key",
-    )
+    AppError::new(ErrorCode::InvalidApiKey, PASSKEY_REFUSED)
 }
 
 fn parse_credential<T: for<'de> Deserialize<'de>>(credential: &str) -> AppResult<T> {

@@ -2,7 +2,7 @@
 //! the store's words, naming a field as the forms label it. The Error object's code and
 //! its message (written for API clients) stay for staff, in a quiet detail.
 
-use crate::error::{AppError, ErrorCode};
+use crate::error::{AppError, ErrorCode, PASSKEY_REFUSED, RECOVERY_CODE_REFUSED};
 
 /// The forms' label of each field the service names in a 422 (the API's spelling).
 const LABELS: &[(&str, &str)] = &[
@@ -49,9 +49,7 @@ pub fn sentence(error: &AppError) -> String {
         },
         MissingApiKey => "Please sign in first.".into(),
         // A passkey or a recovery code that did not work: its message is for people.
-        InvalidApiKey
-            if error.message.starts_with("that passkey") || error.message.starts_with("that recovery code") =>
-        {
+        InvalidApiKey if [PASSKEY_REFUSED, RECOVERY_CODE_REFUSED].contains(&error.message.as_str()) => {
             finish(capitalised(&error.message))
         }
         InvalidApiKey => "That key is not recognised (or it has been revoked). Check it and try again.".into(),
