@@ -60,14 +60,7 @@ impl Cluster {
     }
 
     async fn pet_with_stock(&self, name: &str, stock: i64) -> i64 {
-        let body = json!({"name": name});
-        let category = self.at(0).expect(201, "POST", "/api/v1/categories", &self.admin, Some(&body)).await;
-        let body = json!({"name": name, "categoryId": category["id"]});
-        let pet = self.at(1).expect(201, "POST", "/api/v1/pets", &self.admin, Some(&body)).await;
-        let id = pet["id"].as_i64().unwrap();
-        let path = format!("/api/v1/store/inventory/{id}");
-        self.at(2).expect(200, "PUT", &path, &self.admin, Some(&json!({"quantity": stock}))).await;
-        id
+        pet_with_stock(&self.http, &self.admin, name, stock).await
     }
 
     /// A customer key of `plan` (Enterprise with room for any test).
@@ -87,6 +80,20 @@ impl Cluster {
         pool.close().await;
         n
     }
+}
+
+/// A pet of a category of its own with `stock` units, made by `admin` through each
+/// server in turn.
+async fn pet_with_stock(http: &[Http], admin: &str, name: &str, stock: i64) -> i64 {
+    let at = |n: usize| &http[n % http.len()];
+    let body = json!({"name": name});
+    let category = at(0).expect(201, "POST", "/api/v1/categories", admin, Some(&body)).await;
+    let body = json!({"name": name, "categoryId": category["id"]});
+    let pet = at(1).expect(201, "POST", "/api/v1/pets", admin, Some(&body)).await;
+    let id = pet["id"].as_i64().unwrap();
+    let path = format!("/api/v1/store/inventory/{id}");
+    at(2).expect(200, "PUT", &path, admin, Some(&json!({"quantity": stock}))).await;
+    id
 }
 
 /// Polls `check` until it holds; fails after [`DEADLINE`].
@@ -487,10 +494,7 @@ async fn a_passkey_signs_up_on_one_server_signs_in_on_another_and_orders_on_a_th
         call(0, "/_app/passkey_sign_in_finish", vec![("token", token), ("credential", answer)], None).await;
     let cookie = session_cookie(&headers);
 
-    let category = http[0].expect(201, "POST", "/api/v1/categories", &admin, Some(&json!({"name": "Passkeys"}))).await;
-    let body = json!({"name": "Keyed", "categoryId": category["id"]});
-    let pet = http[0].expect(201, "POST", "/api/v1/pets", &admin, Some(&body)).await["id"].as_i64().unwrap();
-    http[0].expect(200, "PUT", &format!("/api/v1/store/inventory/{pet}"), &admin, Some(&json!({"quantity": 2}))).await;
+    let pet = pet_with_stock(&http, &admin, "Keyed", 2).await;
     let order = vec![("pet_id", pet.to_string()), ("quantity", "1".to_owned())];
     let (_, placed) = call(2, "/_app/place_order", order, Some(cookie)).await;
     assert_eq!(placed["petId"].as_i64(), Some(pet));
