@@ -192,26 +192,26 @@ fn PetDetails(
         }
         version
     });
-    move || {
-        let card = shown.get();
-        view! {
-            <h1>{card.name.clone()}</h1>
-            <p class="price price-large">{price_text(&currency, card.price)}</p>
-            <OrderBox card=card.clone() currency=currency.clone() place quantity form_key=signed_in.clone()
-                note=note.clone() sign_in=sign_in.clone() sign_up=sign_up.clone()/>
-            // Its id: what the live stream reads again after missing events (`live`).
-            <dl class="facts" data-pet-id=card.id>
-                <dt>"Category"</dt>
-                <dd>{card.category_name.clone()}</dd>
-                <dt>"Status"</dt>
-                <dd><StatusBadge status=card.status/></dd>
-                <dt>"In stock"</dt>
-                <dd class="stock">{card.quantity}</dd>
-                <dt>"Pet id"</dt>
-                // For shoppers who quote it to the shop: a number, not code.
-                <dd>{card.id}</dd>
-            </dl>
-        }
+    // Each fact follows the signal on its own, and the order box is drawn again only
+    // when the pet becomes orderable or stops being so: a stock update never replaces
+    // the button under a shopper's (or a test's) click.
+    let price_currency = currency.clone();
+    view! {
+        <h1>{move || shown.with(|card| card.name.clone())}</h1>
+        <p class="price price-large">{move || shown.with(|card| price_text(&price_currency, card.price))}</p>
+        <OrderBox shown currency place quantity form_key=signed_in note sign_in sign_up/>
+        // Its id: what the live stream reads again after missing events (`live`).
+        <dl class="facts" data-pet-id=id>
+            <dt>"Category"</dt>
+            <dd>{move || shown.with(|card| card.category_name.clone())}</dd>
+            <dt>"Status"</dt>
+            <dd>{move || view! { <StatusBadge status=shown.with(|card| card.status)/> }}</dd>
+            <dt>"In stock"</dt>
+            <dd class="stock">{move || shown.with(|card| card.quantity)}</dd>
+            <dt>"Pet id"</dt>
+            // For shoppers who quote it to the shop: a number, not code.
+            <dd>{id}</dd>
+        </dl>
     }
 }
 
@@ -222,7 +222,7 @@ fn PetDetails(
 /// ordering again on purpose is a new order.
 #[component]
 fn OrderBox(
-    card: PetCard,
+    shown: RwSignal<PetCard>,
     currency: Currency,
     place: ServerAction<PlaceOrder>,
     quantity: RwSignal<String>,
@@ -231,7 +231,8 @@ fn OrderBox(
     sign_in: String,
     sign_up: String,
 ) -> impl IntoView {
-    let name = card.name.clone();
+    let id = shown.with_untracked(|card| card.id);
+    let orderable = Memo::new(move |_| shown.with(|card| card.status == PetStatus::Available && card.quantity > 0));
     // The button is disabled while an order is sent, and the box is drawn again with the
     // stock after it: the focus would fall to the page's body. Keyboard users carry on
     // from the answer instead (never taken from where they are, say the quantity).
@@ -248,7 +249,7 @@ fn OrderBox(
     let outcome = move || match place.value().get() {
         Some(Ok(order)) => view! {
             <p class="notice notice-success" role="status">
-                {ordered(&order, &name)}" "
+                {ordered(&order, &shown.with_untracked(|card| card.name.clone()))}" "
                 <a href="/orders">"See my orders"</a>
             </p>
         }
@@ -266,9 +267,6 @@ fn OrderBox(
             </p>
         }
         .into_any(),
-        Some(_) if card.status != PetStatus::Available || card.quantity == 0 => {
-            view! { <p class="empty">"Not available to order right now."</p> }.into_any()
-        }
         Some(key) => {
             let key = move || match place.version().get() {
                 0 => key.clone(),
@@ -277,15 +275,21 @@ fn OrderBox(
             let pending = place.pending();
             // The total follows the quantity as it is typed (drawn by the server for
             // the quantity the form starts with), or says what is wrong with it.
-            let total = card.price.map(|price| {
-                move || match typed_quantity(&quantity.read()) {
+            let total = move || {
+                let price = shown.with(|card| card.price)?;
+                Some(match typed_quantity(&quantity.read()) {
                     Ok(units) => view! { <span class="total" aria-live="polite">{format!("Total {}", currency.format(price.saturating_mul(units)))}</span> },
                     Err(problem) => view! { <span class="total total-problem" aria-live="polite">{format!("Quantity {problem}.")}</span> },
+                })
+            };
+            let order_form = move || {
+                if !orderable.get() {
+                    return view! { <p class="empty">"Not available to order right now."</p> }.into_any();
                 }
-            });
-            view! {
+                let (key, total) = (key.clone(), total.clone());
+                view! {
                 <ActionForm action=place attr:class="order-form">
-                    <input type="hidden" name="pet_id" value=card.id/>
+                    <input type="hidden" name="pet_id" value=id/>
                     <input type="hidden" name="idempotency_key" value=key/>
                     <label>
                         "Quantity"
@@ -299,8 +303,10 @@ fn OrderBox(
                         {move || if pending.get() { "Ordering…" } else { "Order" }}
                     </button>
                 </ActionForm>
-            }
-            .into_any()
+                }
+                .into_any()
+            };
+            order_form.into_any()
         }
     };
     view! {
