@@ -619,6 +619,41 @@ pub struct PasskeyCeremony {
 pub struct NewAccount {
     pub caller: Caller,
     pub recovery_codes: Vec<String>,
+    /// The passkey it was made with (the session it opened ends with it).
+    pub passkey_id: i64,
+}
+
+/// An account as its owner sees it (the storefront's `/account`): its passkeys, its
+/// recovery codes left, and the start of its API key. Storefront only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountView {
+    pub role: Role,
+    /// `psk_<prefix>_`: what is kept of the key in a form that can be shown (the rest
+    /// only as a hash).
+    pub key_start: String,
+    /// Oldest first; none for a key with no passkey yet.
+    pub passkeys: Vec<PasskeyView>,
+    pub recovery_codes_left: i64,
+}
+
+/// One of an account's passkeys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PasskeyView {
+    pub id: i64,
+    pub name: String,
+    /// RFC 3339.
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    /// Whether this browser's session was opened with it (removing it signs it out).
+    pub this_browser: bool,
+}
+
+/// What removing a passkey did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedPasskey {
+    pub name: String,
+    /// The browser sessions it had opened, now ended.
+    pub sessions_ended: u64,
 }
 
 /// An order for a pet. `id` and `complete` are assigned by the server.

@@ -278,7 +278,9 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let shopper = keys::create(&source, 0, customer.clone()).await.unwrap().key_info;
     let gone = keys::create(&source, 0, customer).await.unwrap().key_info;
     keys::revoke(&source, 5, gone.id).await.unwrap();
-    sessions::start(&source, 10, shopper.id, None).await.unwrap();
+    sessions::start(&source, 10, shopper.id, None, None).await.unwrap();
+    // One opened by a passkey (the account's, made below: the first passkey, 1).
+    sessions::start(&source, 11, shopper.id, Some(1), None).await.unwrap();
     let caller = Caller { key_id: shopper.id, role: Role::Customer, limits: shopper.limits };
     let category =
         categories::create(&source, NewCategory { name: "Moved".into(), description: Some("d".into()) }).await.unwrap();

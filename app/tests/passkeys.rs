@@ -15,7 +15,7 @@ use app::error::ErrorCode;
 use app::model::{Caller, NewApiKey, Plan, Role};
 use app::services::access::{Access, ClientAddr, TrustedProxies};
 use app::services::clock::Clock;
-use app::services::keys;
+use app::services::{keys, sessions};
 use app::services::limits::{BanPolicy, RateLimiter};
 use app::services::passkeys::{self, CEREMONY_SECONDS, Ceremony, RECOVERY_CODES, RelyingParty};
 use authenticator::{Answer, SoftPasskey};
@@ -73,13 +73,33 @@ impl Store {
     }
 
     async fn finish_sign_in(&self, ceremony: &Ceremony, answer: &str) -> app::error::AppResult<Caller> {
-        passkeys::finish_sign_in(&self.db, &self.access, &self.rp, self.now(), client(), &ceremony.token, answer).await
+        passkeys::finish_sign_in(&self.db, &self.access, &self.rp, self.now(), client(), &ceremony.token, answer)
+            .await
+            .map(|(caller, _)| caller)
     }
 
     async fn sign_in(&self, passkey: &mut SoftPasskey, how: &Answer) -> app::error::AppResult<Caller> {
+        self.sign_in_with(passkey, how).await.map(|(caller, _)| caller)
+    }
+
+    /// Signs in: the caller and the passkey used.
+    async fn sign_in_with(&self, passkey: &mut SoftPasskey, how: &Answer) -> app::error::AppResult<(Caller, i64)> {
         let ceremony = self.begin_sign_in().await;
         let answer = passkey.get(&ceremony.options, how);
-        self.finish_sign_in(&ceremony, &answer).await
+        passkeys::finish_sign_in(&self.db, &self.access, &self.rp, self.now(), client(), &ceremony.token, &answer).await
+    }
+
+    /// Adds `passkey`, named `name`, to the caller's account.
+    async fn add(&self, caller: Caller, passkey: &mut SoftPasskey, name: &str) {
+        let ceremony = passkeys::begin_adding(&self.db, &self.rp, self.now(), caller).await.unwrap();
+        let answer = passkey.create(&ceremony.options, &honest());
+        passkeys::finish_adding(&self.db, &self.rp, self.now(), caller, &ceremony.token, &answer, name).await.unwrap();
+    }
+
+    /// The caller's passkeys, by name.
+    async fn passkey_names(&self, caller: Caller) -> Vec<String> {
+        let account = passkeys::account(&self.db, caller, None).await.unwrap();
+        account.passkeys.into_iter().map(|passkey| passkey.name).collect()
     }
 }
 
@@ -110,9 +130,12 @@ async fn an_account_made_with_a_passkey_signs_in_with_it_as_its_own_free_key() {
     // Again, with the signature counter moved on.
     assert_eq!(store.sign_in(&mut passkey, &honest()).await.unwrap().key_id, made.caller.key_id);
 
-    let listed = passkeys::passkeys_of(&store.db, made.caller).await.unwrap();
-    assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].last_used_at, Some(START));
+    let account = passkeys::account(&store.db, made.caller, None).await.unwrap();
+    assert_eq!(account.passkeys.len(), 1);
+    assert_eq!(account.passkeys[0].id, made.passkey_id);
+    assert_eq!(account.passkeys[0].last_used_at, Some(app::services::clock::rfc3339(START)));
+    assert_eq!(account.recovery_codes_left, i64::try_from(RECOVERY_CODES).unwrap());
+    assert_eq!(account.key_start, keys::shown_start(&key.prefix));
 
     // Another account is another key.
     let other = store.sign_up(&mut SoftPasskey::new()).await;
@@ -297,8 +320,7 @@ async fn a_second_passkey_signs_in_to_the_same_account_and_a_key_without_one_get
     passkeys::finish_adding(&store.db, &store.rp, store.now(), made.caller, &ceremony.token, &answer, "Laptop")
         .await
         .unwrap();
-    let names: Vec<String> =
-        passkeys::passkeys_of(&store.db, made.caller).await.unwrap().into_iter().map(|p| p.name).collect();
+    let names = store.passkey_names(made.caller).await;
     assert_eq!(names.len(), 2);
     assert_eq!(names[1], "Laptop");
     assert_eq!(store.sign_in(&mut laptop, &honest()).await.unwrap().key_id, made.caller.key_id);
@@ -321,6 +343,100 @@ async fn a_second_passkey_signs_in_to_the_same_account_and_a_key_without_one_get
     passkeys::finish_adding(&store.db, &store.rp, store.now(), caller, &ceremony.token, &answer, "Desk").await.unwrap();
     let signed_in = store.sign_in(&mut desk, &honest()).await.unwrap();
     assert_eq!((signed_in.key_id, signed_in.role), (admin.id, Role::Admin));
+}
+
+#[tokio::test]
+async fn removing_a_passkey_ends_the_sessions_it_opened_and_it_signs_in_no_more() {
+    let store = Store::new().await;
+    let mut phone = SoftPasskey::new();
+    let made = store.sign_up(&mut phone).await;
+    let mut laptop = SoftPasskey::new();
+    store.add(made.caller, &mut laptop, "Laptop").await;
+    let (_, phone_id) = store.sign_in_with(&mut phone, &honest()).await.unwrap();
+    assert_eq!(phone_id, made.passkey_id);
+    let (_, laptop_id) = store.sign_in_with(&mut laptop, &honest()).await.unwrap();
+    let key_id = made.caller.key_id;
+    let start = |passkey| sessions::start(&store.db, store.now(), key_id, passkey, None);
+    let on_phone = start(Some(phone_id)).await.unwrap();
+    let also_on_phone = start(Some(phone_id)).await.unwrap();
+    let on_laptop = start(Some(laptop_id)).await.unwrap();
+    let by_code = start(None).await.unwrap();
+    assert_eq!(sessions::passkey_of(&store.db, &on_phone).await.unwrap(), Some(phone_id));
+    let this_browser = passkeys::account(&store.db, made.caller, Some(&on_phone)).await.unwrap();
+    assert_eq!(this_browser.passkeys.iter().map(|p| p.this_browser).collect::<Vec<_>>(), [true, false]);
+
+    let removed = passkeys::remove(&store.db, made.caller, phone_id).await.unwrap();
+    assert_eq!(removed.sessions_ended, 2);
+    let live = |token: String| {
+        let store = &store;
+        async move { sessions::caller(&store.db, store.now(), &token).await.unwrap().is_some() }
+    };
+    assert!(!live(on_phone).await && !live(also_on_phone).await, "the phone's sessions ended");
+    assert!(live(on_laptop).await && live(by_code).await, "the others stay");
+    refused_sign_in(store.sign_in(&mut phone, &honest()).await);
+    assert_eq!(store.sign_in(&mut laptop, &honest()).await.unwrap().key_id, key_id);
+    assert_eq!(store.passkey_names(made.caller).await, ["Laptop"]);
+    // Gone: removing it again, or another account's passkey, finds nothing.
+    let again = passkeys::remove(&store.db, made.caller, phone_id).await.unwrap_err();
+    assert_eq!(again.code, ErrorCode::NotFound);
+    let other = store.sign_up(&mut SoftPasskey::new()).await;
+    let theirs = passkeys::remove(&store.db, made.caller, other.passkey_id).await.unwrap_err();
+    assert_eq!(theirs.code, ErrorCode::NotFound);
+    assert_eq!(store.passkey_names(other.caller).await.len(), 1);
+}
+
+#[tokio::test]
+async fn the_last_passkey_goes_only_while_a_recovery_code_is_left() {
+    let store = Store::new().await;
+    // With its codes, an account may remove its only passkey: a code signs it in.
+    let made = store.sign_up(&mut SoftPasskey::new()).await;
+    passkeys::remove(&store.db, made.caller, made.passkey_id).await.unwrap();
+    let code = &made.recovery_codes[0];
+    passkeys::recover(&store.db, &store.access, store.now(), client(), code).await.unwrap();
+
+    // With every code spent, the last passkey stays.
+    let mut phone = SoftPasskey::new();
+    let spent = store.sign_up(&mut phone).await;
+    for code in &spent.recovery_codes {
+        passkeys::recover(&store.db, &store.access, store.now(), client(), code).await.unwrap();
+    }
+    let mut laptop = SoftPasskey::new();
+    store.add(spent.caller, &mut laptop, "Laptop").await;
+    passkeys::remove(&store.db, spent.caller, spent.passkey_id).await.unwrap();
+    let (_, laptop_id) = store.sign_in_with(&mut laptop, &honest()).await.unwrap();
+    let err = passkeys::remove(&store.db, spent.caller, laptop_id).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::ValidationFailed, "{err:?}");
+    assert!(err.message.contains("last passkey"), "{}", err.message);
+    assert_eq!(store.passkey_names(spent.caller).await, ["Laptop"]);
+    assert_eq!(passkeys::account(&store.db, spent.caller, None).await.unwrap().recovery_codes_left, 0);
+}
+
+#[tokio::test]
+async fn a_new_secret_replaces_the_old_one_and_ends_the_sessions_no_passkey_opened() {
+    use app::services::auth::Presented;
+    let store = Store::new().await;
+    let new = NewApiKey { name: "shop app".into(), role: Role::Customer, plan: Plan::Free, limits: None };
+    let created = keys::create(&store.db, store.now(), new).await.unwrap();
+    let key_id = created.key_info.id;
+    let auth = &store.access.auth;
+    assert_eq!(auth.authenticate(Presented::Key(&created.key)).await.unwrap().unwrap().key_id, key_id);
+    let start = |passkey| sessions::start(&store.db, store.now(), key_id, passkey, None);
+    let (mine, other, by_passkey) = (start(None).await.unwrap(), start(None).await.unwrap(), start(Some(1)).await.unwrap());
+
+    let renewed = auth.new_secret(key_id, Some(&mine)).await.unwrap();
+    assert_ne!(renewed, created.key);
+    let old = auth.authenticate(Presented::Key(&created.key)).await.unwrap_err();
+    assert_eq!(old.code, ErrorCode::InvalidApiKey, "the old secret stops working at once");
+    assert_eq!(auth.authenticate(Presented::Key(&renewed)).await.unwrap().unwrap().key_id, key_id, "same key");
+    let live = |token: String| {
+        let store = &store;
+        async move { sessions::caller(&store.db, store.now(), &token).await.unwrap().is_some() }
+    };
+    assert!(live(mine).await, "the owner's own session stays");
+    assert!(!live(other).await, "a session the old secret may have opened ends");
+    assert!(live(by_passkey).await, "a passkey's session stays");
+    let row = keys::get(&store.db, key_id).await.unwrap();
+    assert!(renewed.starts_with(&keys::shown_start(&row.prefix)));
 }
 
 #[path = "support/soft_passkey.rs"]

@@ -75,7 +75,11 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
         ],
         Some("id"),
     ),
-    ("sessions", &[("token_hash", Bytes), ("key_id", Int), ("created_at", Int), ("expires_at", Int)], None),
+    (
+        "sessions",
+        &[("token_hash", Bytes), ("key_id", Int), ("passkey_id", OptInt), ("created_at", Int), ("expires_at", Int)],
+        None,
+    ),
     ("accounts", &[("id", Int), ("key_id", Int), ("user_handle", Bytes), ("created_at", Int)], Some("id")),
     (
         "passkeys",

@@ -89,9 +89,20 @@ impl Call {
 
     /// Signs this browser in as `key_id`, ending the session it had.
     pub async fn start_session(&self, key_id: i64) -> Result<(), AppError> {
-        let token = sessions::start(&self.db, self.now(), key_id, self.token.as_deref()).await?;
+        self.start_session_with(key_id, None).await
+    }
+
+    /// As [`Call::start_session`], for a session a passkey opened (removing the passkey
+    /// ends it).
+    pub async fn start_session_with(&self, key_id: i64, passkey: Option<i64>) -> Result<(), AppError> {
+        let token = sessions::start(&self.db, self.now(), key_id, passkey, self.token.as_deref()).await?;
         self.set_cookie(&self.session_cookie.set(Some(&token)));
         Ok(())
+    }
+
+    /// This browser's session token, if it is signed in.
+    pub fn session_token(&self) -> Option<&str> {
+        self.token.as_deref()
     }
 
     pub async fn end_session(&self) -> Result<(), AppError> {

@@ -133,10 +133,24 @@ impl Authenticator {
     /// Revokes a key; it stops working with the next request.
     pub async fn revoke(&self, id: i64) -> AppResult<KeyRow> {
         let row = keys::revoke(&self.db, self.clock.now(), id).await?;
-        self.revoked.insert(row.prefix.clone(), ());
-        self.any_revoked.store(true, Ordering::Release);
-        self.cache.remove(&row.prefix);
+        self.forget(&row.prefix);
         Ok(row)
+    }
+
+    /// Gives a key a new secret (`keys::new_secret`, keeping the session `keep`); the
+    /// old one stops working with the next request. The new key, shown once.
+    pub async fn new_secret(&self, id: i64, keep: Option<&str>) -> AppResult<String> {
+        let (key, old_prefix) = keys::new_secret(&self.db, id, keep).await?;
+        self.forget(&old_prefix);
+        Ok(key)
+    }
+
+    /// A prefix that no longer works: never believed again by this process (another
+    /// sees it within [`CACHE_FOR`]).
+    fn forget(&self, prefix: &str) {
+        self.revoked.insert(prefix.to_owned(), ());
+        self.any_revoked.store(true, Ordering::Release);
+        self.cache.remove(prefix);
     }
 }
 

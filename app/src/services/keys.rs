@@ -250,6 +250,28 @@ pub async fn revoke(db: &Db, now: i64, id: i64) -> AppResult<KeyRow> {
     Ok(row)
 }
 
+/// What can be shown of a key from what is stored of it: `psk_<prefix>_`.
+pub fn shown_start(prefix: &str) -> String {
+    format!("{KEY_TAG}_{prefix}_")
+}
+
+/// A key's new secret (its owner's, from the account page: the old one is stored only
+/// as a hash, so it cannot be shown again): the new key, shown once, and the old
+/// prefix. The old secret stops working, and the sessions no passkey opened end (it may
+/// have opened them), but `keep`, the owner's own. Orders, limits and bans stay the
+/// key's: its id is the same.
+pub async fn new_secret(db: &Db, id: i64, keep: Option<&str>) -> AppResult<(String, String)> {
+    let NewKey { prefix, key, key_hash } = NewKey::generate()?;
+    let keep = keep.map(hash).unwrap_or_default();
+    let mut tx = db.begin_write().await?;
+    let row = sql::keys::get_in(&mut tx, id).await?.filter(|row| row.revoked_at.is_none());
+    let Some(row) = row else { return Err(AppError::not_found("key", id)) };
+    sql::keys::replace_secret(&mut tx, id, &prefix, &key_hash).await?;
+    sql::keys::end_sessions_opened_without_passkey(&mut tx, id, &keep).await?;
+    tx.commit().await?;
+    Ok((key, row.prefix))
+}
+
 pub async fn count(db: &Db) -> AppResult<i64> {
     sql::keys::count(db).await
 }

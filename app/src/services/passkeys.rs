@@ -29,7 +29,7 @@ use webauthn_rs::prelude::{
 
 use crate::db::{Db, sql};
 use crate::error::{AppError, AppResult, ErrorCode, PASSKEY_REFUSED, RECOVERY_CODE_REFUSED};
-use crate::model::{Caller, NewAccount, Plan, Role};
+use crate::model::{AccountView, Caller, NewAccount, PasskeyView, Plan, RemovedPasskey, Role};
 use crate::services::access::{Access, ClientAddr};
 use crate::services::keys::{self, NewKey};
 
@@ -141,7 +141,7 @@ pub async fn finish_sign_up(
     let credential_id = passkey.cred_id().to_vec();
     let user_handle = state.user_handle.as_bytes().to_vec();
     let limits = keys::free_limits();
-    let key_id = db
+    let (key_id, passkey_id) = db
         .write(move |conn| {
             let (prefix, key_hash, passkey_json, credential_id, user_handle, code_hashes) = (
                 new_key.prefix.clone(),
@@ -170,14 +170,16 @@ pub async fn finish_sign_up(
                     name: FIRST_PASSKEY,
                     created_at: now,
                 };
-                sql::accounts::insert_passkey(conn, &passkey).await?;
+                let passkey_id = sql::accounts::insert_passkey(conn, &passkey).await?;
+                // It signs this browser in at once: used now.
+                sql::accounts::passkey_used(conn, passkey_id, &passkey_json, now).await?;
                 sql::accounts::insert_recovery_codes(conn, account_id, &code_hashes).await?;
-                Ok(key_id)
+                Ok((key_id, passkey_id))
             })
         })
         .await?;
     let caller = Caller { key_id, role: Role::Customer, limits };
-    Ok(NewAccount { caller, recovery_codes: codes })
+    Ok(NewAccount { caller, recovery_codes: codes, passkey_id })
 }
 
 /// How the device's passkey list names the account (no user name is asked for): the
@@ -202,9 +204,9 @@ pub async fn begin_sign_in(db: &Db, rp: &RelyingParty, now: i64) -> AppResult<Ce
     store(db, now, sql::accounts::SIGN_IN, &authentication, request_options(&options.public_key)?).await
 }
 
-/// Finishes signing in: the caller of the account's key, once the passkey's answer is
-/// checked against the ceremony and the key is admitted (not revoked, not banned).
-/// Any failure is one answer, and a failed attempt from `client`.
+/// Finishes signing in: the caller of the account's key and the passkey's id, once the
+/// passkey's answer is checked against the ceremony and the key is admitted (not
+/// revoked, not banned). Any failure is one answer, and a failed attempt from `client`.
 pub async fn finish_sign_in(
     db: &Db,
     access: &Access,
@@ -213,9 +215,11 @@ pub async fn finish_sign_in(
     client: ClientAddr,
     token: &str,
     credential: &str,
-) -> AppResult<Caller> {
+) -> AppResult<(Caller, i64)> {
     match check_sign_in(db, rp, now, token, credential).await {
-        Ok(Some(key_id)) => admit_key(db, access, client, key_id, passkey_refused).await,
+        Ok(Some((key_id, passkey_id))) => {
+            admit_key(db, access, client, key_id, passkey_refused).await.map(|caller| (caller, passkey_id))
+        }
         Ok(None) => {
             access.failed_sign_in(client).await?;
             Err(passkey_refused())
@@ -224,8 +228,15 @@ pub async fn finish_sign_in(
     }
 }
 
-/// The key a passkey signs in to, or `None` when the answer does not check.
-async fn check_sign_in(db: &Db, rp: &RelyingParty, now: i64, token: &str, credential: &str) -> AppResult<Option<i64>> {
+/// The key a passkey signs in to and the passkey, or `None` when the answer does not
+/// check.
+async fn check_sign_in(
+    db: &Db,
+    rp: &RelyingParty,
+    now: i64,
+    token: &str,
+    credential: &str,
+) -> AppResult<Option<(i64, i64)>> {
     let Some(state) = take::<DiscoverableAuthentication>(db, now, sql::accounts::SIGN_IN, token).await? else {
         return Ok(None);
     };
@@ -250,7 +261,7 @@ async fn check_sign_in(db: &Db, rp: &RelyingParty, now: i64, token: &str, creden
         Box::pin(async move { sql::accounts::passkey_used(conn, row.id, &passkey_json, now).await })
     })
     .await?;
-    Ok(Some(row.key_id))
+    Ok(Some((row.key_id, row.id)))
 }
 
 /// Signs in with a recovery code: each works once, spent once its key is admitted (a
@@ -339,30 +350,58 @@ pub async fn finish_adding(
     .await
 }
 
-/// A passkey of an account, as its owner sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PasskeyInfo {
-    pub id: i64,
-    pub name: String,
-    pub created_at: i64,
-    pub last_used_at: Option<i64>,
+/// The caller's account as its owner sees it: `session` is this browser's session
+/// token (to mark the passkey it was opened with).
+pub async fn account(db: &Db, caller: Caller, session: Option<&str>) -> AppResult<AccountView> {
+    let key = keys::get(db, caller.key_id).await?;
+    let (passkeys, recovery_codes_left) = match sql::accounts::account_of_key(db, caller.key_id).await? {
+        Some((account_id, _)) => (
+            sql::accounts::passkeys_of(db, account_id).await?,
+            sql::accounts::unused_recovery_codes_of(db, account_id).await?,
+        ),
+        None => (Vec::new(), 0),
+    };
+    let this_browser = match session {
+        Some(token) => crate::services::sessions::passkey_of(db, token).await?,
+        None => None,
+    };
+    let rfc3339 = crate::services::clock::rfc3339;
+    Ok(AccountView {
+        role: key.role,
+        key_start: keys::shown_start(&key.prefix),
+        passkeys: passkeys
+            .into_iter()
+            .map(|row| PasskeyView {
+                this_browser: this_browser == Some(row.id),
+                id: row.id,
+                name: row.name,
+                created_at: rfc3339(row.created_at),
+                last_used_at: row.last_used_at.map(rfc3339),
+            })
+            .collect(),
+        recovery_codes_left,
+    })
 }
 
-/// The caller's passkeys, oldest first (none when the key has no account).
-pub async fn passkeys_of(db: &Db, caller: Caller) -> AppResult<Vec<PasskeyInfo>> {
-    let Some((account_id, _)) = sql::accounts::account_of_key(db, caller.key_id).await? else {
-        return Ok(Vec::new());
-    };
-    let rows = sql::accounts::passkeys_of(db, account_id).await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| PasskeyInfo {
-            id: row.id,
-            name: row.name,
-            created_at: row.created_at,
-            last_used_at: row.last_used_at,
-        })
-        .collect())
+/// Removes one of the caller's passkeys and ends the browser sessions it opened. The
+/// last passkey goes only while a recovery code is left: an account is never left
+/// without a way back in.
+pub async fn remove(db: &Db, caller: Caller, passkey_id: i64) -> AppResult<RemovedPasskey> {
+    let mut tx = db.begin_write().await?;
+    let missing = || AppError::not_found("passkey", passkey_id);
+    let (account_id, _) = sql::accounts::account_of_key_in(&mut tx, caller.key_id).await?.ok_or_else(missing)?;
+    let name = sql::accounts::passkey_name(&mut tx, account_id, passkey_id).await?.ok_or_else(missing)?;
+    if sql::accounts::passkey_count(&mut tx, account_id).await? == 1
+        && sql::accounts::unused_recovery_codes(&mut tx, account_id).await? == 0
+    {
+        return Err(AppError::validation(
+            "passkey",
+            "this is the account's last passkey and no recovery code is left: add another passkey first",
+        ));
+    }
+    let sessions_ended = sql::accounts::delete_passkey(&mut tx, passkey_id).await?;
+    tx.commit().await?;
+    Ok(RemovedPasskey { name, sessions_ended })
 }
 
 /// The caller of `key_id` once admitted: not revoked (else `refused`, and a failed

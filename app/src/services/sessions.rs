@@ -13,10 +13,11 @@ pub const SESSION_SECONDS: i64 = 30 * 86_400;
 pub const SESSIONS_PER_KEY: i64 = 10;
 
 /// Starts a session for a key (already authenticated by the caller) and returns the
-/// token. `replacing` is the browser's current session, if it had one: it ends in the
+/// token. `passkey` is the passkey that signed in, if one did: removing it ends the
+/// session. `replacing` is the browser's current session, if it had one: it ends in the
 /// same transaction, so signing in again leaves one session per browser. Beyond
 /// [`SESSIONS_PER_KEY`] live sessions the oldest of the key's end.
-pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> AppResult<String> {
+pub async fn start(db: &Db, now: i64, key_id: i64, passkey: Option<i64>, replacing: Option<&str>) -> AppResult<String> {
     let token = keys::random_token::<32>()?;
     let token_hash = keys::hash(&token);
     let replaced = replacing.map(keys::hash);
@@ -25,7 +26,8 @@ pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> A
             if let Some(replaced) = replaced {
                 sql::keys::delete_session(conn, &replaced).await?;
             }
-            sql::keys::insert_session(conn, &token_hash, key_id, now, now + SESSION_SECONDS, SESSIONS_PER_KEY).await
+            let expires_at = now + SESSION_SECONDS;
+            sql::keys::insert_session(conn, &token_hash, key_id, passkey, now, expires_at, SESSIONS_PER_KEY).await
         })
     })
     .await?;
@@ -36,6 +38,11 @@ pub async fn start(db: &Db, now: i64, key_id: i64, replacing: Option<&str>) -> A
 pub async fn caller(db: &Db, now: i64, token: &str) -> AppResult<Option<Caller>> {
     let row = sql::keys::by_session(db, &keys::hash(token), now).await?;
     Ok(row.map(|row| row.caller()))
+}
+
+/// The passkey that opened the session of `token`, if one did.
+pub async fn passkey_of(db: &Db, token: &str) -> AppResult<Option<i64>> {
+    sql::keys::session_passkey(db, &keys::hash(token)).await
 }
 
 pub async fn end(db: &Db, token: &str) -> AppResult<()> {

@@ -174,3 +174,47 @@ pub async fn spend_recovery_code(conn: &mut Conn, code_hash: &[u8], now: i64) ->
     .await
     .map(|done| done.rows_affected() == 1))?)
 }
+
+/// How many passkeys an account has.
+pub async fn passkey_count(conn: &mut Conn, account_id: i64) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT COUNT(*) FROM passkeys WHERE account_id = $1")
+        .bind(account_id)
+        .fetch_one(c)
+        .await)?)
+}
+
+/// The name of an account's passkey, if the account has it.
+pub async fn passkey_name(conn: &mut Conn, account_id: i64, passkey_id: i64) -> AppResult<Option<String>> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar("SELECT name FROM passkeys WHERE id = $1 AND account_id = $2")
+        .bind(passkey_id)
+        .bind(account_id)
+        .fetch_optional(c)
+        .await)?)
+}
+
+/// Deletes a passkey and ends the sessions it opened: how many ended.
+pub async fn delete_passkey(conn: &mut Conn, passkey_id: i64) -> AppResult<u64> {
+    let ended = on_conn!(conn, |c| sqlx::query("DELETE FROM sessions WHERE passkey_id = $1")
+        .bind(passkey_id)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
+    on_conn!(conn, |c| sqlx::query("DELETE FROM passkeys WHERE id = $1")
+        .bind(passkey_id)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(ended)
+}
+
+const UNUSED_CODES: &str = "SELECT COUNT(*) FROM recovery_codes WHERE account_id = $1 AND used_at IS NULL";
+
+/// How many of an account's recovery codes are unused.
+pub async fn unused_recovery_codes(conn: &mut Conn, account_id: i64) -> AppResult<i64> {
+    Ok(on_conn!(conn, |c| sqlx::query_scalar(UNUSED_CODES).bind(account_id).fetch_one(c).await)?)
+}
+
+/// How many of an account's recovery codes are unused (outside a transaction).
+pub async fn unused_recovery_codes_of(db: &Db, account_id: i64) -> AppResult<i64> {
+    Ok(on_pool!(db, |pool| sqlx::query_scalar(UNUSED_CODES).bind(account_id).fetch_one(pool).await)?)
+}

@@ -118,11 +118,14 @@ pub async fn revoke(conn: &mut Conn, id: i64, now: i64) -> AppResult<()> {
     Ok(())
 }
 
-/// Stores a session (its token's hash) and ends the key's oldest beyond `keep` live ones.
+/// Stores a session (its token's hash; the passkey that opened it, if one did) and ends
+/// the key's oldest beyond `keep` live ones.
+#[allow(clippy::too_many_arguments)]
 pub async fn insert_session(
     conn: &mut Conn,
     token_hash: &[u8],
     key_id: i64,
+    passkey_id: Option<i64>,
     now: i64,
     expires_at: i64,
     keep: i64,
@@ -142,10 +145,13 @@ pub async fn insert_session(
         }
     };
     on_conn!(conn, |c| {
-        sqlx::query("INSERT INTO sessions (token_hash, key_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
-            .bind(token_hash)
-            .bind(key_id)
-            .bind(now)
+        sqlx::query(
+            "INSERT INTO sessions (token_hash, key_id, passkey_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(token_hash)
+        .bind(key_id)
+        .bind(passkey_id)
+        .bind(now)
             .bind(expires_at)
             .execute(&mut *c)
             .await?;
@@ -161,6 +167,42 @@ pub async fn delete_session(conn: &mut Conn, token_hash: &[u8]) -> AppResult<()>
         .await
         .map(|done| done.rows_affected()))?;
     Ok(())
+}
+
+/// Gives a key a new secret (`prefix` and `key_hash`): the old one stops working.
+pub async fn replace_secret(conn: &mut Conn, id: i64, prefix: &str, key_hash: &[u8]) -> AppResult<()> {
+    on_conn!(conn, |c| sqlx::query("UPDATE api_keys SET prefix = $1, key_hash = $2 WHERE id = $3")
+        .bind(prefix)
+        .bind(key_hash)
+        .bind(id)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// Ends the key's sessions that no passkey opened (its secret or a recovery code did),
+/// but `keep`'s: how many ended.
+pub async fn end_sessions_opened_without_passkey(conn: &mut Conn, key_id: i64, keep: &[u8]) -> AppResult<u64> {
+    Ok(on_conn!(conn, |c| sqlx::query(
+        "DELETE FROM sessions WHERE key_id = $1 AND passkey_id IS NULL AND token_hash != $2"
+    )
+    .bind(key_id)
+    .bind(keep)
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected()))?)
+}
+
+/// The passkey that opened a session, if one did.
+pub async fn session_passkey(db: &Db, token_hash: &[u8]) -> AppResult<Option<i64>> {
+    let found: Option<Option<i64>> = on_pool!(db, |pool| sqlx::query_scalar(
+        "SELECT passkey_id FROM sessions WHERE token_hash = $1"
+    )
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await)?;
+    Ok(found.flatten())
 }
 
 /// The key of a live session whose key is not revoked.
