@@ -44,6 +44,11 @@ export default defineConfig({
       PETSTORE_FIRST_ADMIN_KEY_FILE: 'target/e2e/first-admin-key',
       // The webhook tests' receivers listen on loopback.
       PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      // Loopback is trusted as a proxy: a test may then speak for a client address of
+      // its own (X-Forwarded-For), as the throttling test does, so that its refusals
+      // leave the other tests' address alone. Requests without the header are the
+      // peer's, as before.
+      PETSTORE_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
       // Warnings and errors only: one line per request would bury the test report
       // (E2E_RUST_LOG=info to see them).
       RUST_LOG: process.env.E2E_RUST_LOG ?? 'warn',

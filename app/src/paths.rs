@@ -53,6 +53,12 @@ pub fn sign_up_href(path: &str) -> String {
     with_next("/sign-up", path)
 }
 
+/// The account page's address, with a way on to `path` (where a recovery code was used
+/// from: the page offers adding a passkey first).
+pub fn account_href(path: &str) -> String {
+    with_next("/account", path)
+}
+
 fn with_next(page: &str, path: &str) -> String {
     if path == "/" || !is_return_path(path) {
         return page.into();
@@ -64,7 +70,7 @@ fn with_next(page: &str, path: &str) -> String {
 /// console): after signing out there is nothing there to go back to.
 pub fn is_private(path: &str) -> bool {
     let page = path.split(['?', '#']).next().unwrap_or("");
-    page == "/orders" || page == "/admin" || page.starts_with("/admin/")
+    page == "/orders" || page == "/account" || page == "/admin" || page.starts_with("/admin/")
 }
 
 /// Where signing out on `next` lands: back on that page, or, from a private page, on

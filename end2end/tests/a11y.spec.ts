@@ -20,6 +20,8 @@ const SHOPPER_PAGES: Record<string, string> = {
   'sign-in': '/sign-in',
   'sign-up': '/sign-up',
   orders: '/orders',
+  account: '/account',
+  help: '/help',
 };
 const STAFF_PAGES: Record<string, string> = {
   'console-dashboard': '/admin',

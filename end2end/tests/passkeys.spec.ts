@@ -1,6 +1,6 @@
 import { Page } from '@playwright/test';
 import * as path from 'node:path';
-import { expect, test, cliKey, failOnPageErrors, hydrated, stockedPet, unique, WIDTHS } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, ordersOf, stockedPet, unique, WIDTHS } from './helpers';
 
 const SHOTS = path.resolve(__dirname, '../../target/screenshots');
 
@@ -127,4 +127,113 @@ test('the sign-up and sign-in pages lead with passkeys at both widths', async ({
       await page.screenshot({ path: path.join(SHOTS, `passkeys${pagePath.replace('/', '-')}-${width}.png`), fullPage: true });
     }
   }
+});
+
+test('a recovery code leads to adding a passkey; removing the first signs its browser out, and it signs in no more', async ({ browser }) => {
+  // The phone: the account is made there.
+  const phone = await (await browser.newContext()).newPage();
+  failOnPageErrors(phone);
+  await withAuthenticator(phone);
+  const codes = await signUp(phone);
+  await phone.goto(`${localhost()}/account`);
+  const phoneRows = phone.locator('.passkey-list li');
+  await expect(phoneRows).toHaveCount(1);
+  await expect(phoneRows.first()).toContainText('This browser');
+  await expect(phone.locator('.recovery-left')).toHaveText('10 recovery codes left.');
+
+  // The laptop has no passkey yet: a recovery code signs it in, on the account page.
+  const laptop = await (await browser.newContext()).newPage();
+  failOnPageErrors(laptop);
+  await withAuthenticator(laptop);
+  await laptop.goto(`${localhost()}/sign-in`);
+  await laptop.getByText('Lost your passkey? Use a recovery code').click();
+  await laptop.getByLabel('Recovery code').fill(codes[0]);
+  await laptop.getByRole('button', { name: 'Use the code' }).click();
+  await expect(laptop).toHaveURL(/\/account$/);
+  await expect(laptop.getByRole('status').first()).toContainText('Add a passkey for this device');
+  await hydrated(laptop);
+  await laptop.getByLabel('Name of the new passkey').fill('Laptop');
+  await laptop.getByRole('button', { name: 'Add a passkey' }).click();
+  await expect(laptop).toHaveURL(/\/account\?added=1$/);
+  const rows = laptop.locator('.passkey-list li');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(1)).toContainText('Laptop');
+  await expect(laptop.locator('.recovery-left')).toHaveText('9 recovery codes left.');
+  await laptop.screenshot({ path: path.join(SHOTS, 'passkeys-account.png'), fullPage: true });
+
+  // The first passkey removed from the laptop: the phone's session, which it opened, ends.
+  await laptop.getByRole('button', { name: 'Remove “The passkey this account was made with”' }).click();
+  await expect(laptop.getByRole('status').first()).toContainText('the browser it signed in is signed out');
+  await expect(rows).toHaveCount(1);
+  await expect(laptop.locator('.who')).toHaveText('Signed in · Customer');
+  await phone.reload();
+  await expect(phone.locator('.who')).toHaveCount(0);
+  // Its passkey is still on the phone, but the store no longer knows it.
+  await phone.goto(`${localhost()}/sign-in`);
+  await hydrated(phone);
+  await phone.getByRole('button', { name: 'Continue with a passkey' }).click();
+  await expect(phone.getByRole('alert')).toContainText('That passkey did not sign you in');
+  await expect(phone.locator('.who')).toHaveCount(0);
+
+  // The laptop's own passkey signs it in again.
+  await signOut(laptop);
+  await laptop.goto(`${localhost()}/sign-in`);
+  await hydrated(laptop);
+  await laptop.getByRole('button', { name: 'Continue with a passkey' }).click();
+  await expect(laptop.locator('.who')).toHaveText('Signed in · Customer');
+  await phone.context().close();
+  await laptop.context().close();
+});
+
+test("the account's API key: a new one is shown once, orders through the API as the account, and the old one stops", async ({ page }) => {
+  await withAuthenticator(page);
+  await signUp(page);
+  const name = unique('Key pet');
+  const pet = await stockedPet(page, cliKey('admin', 'e2e passkeys'), name, 4);
+  await page.goto(`${localhost()}/pets/${pet}`);
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Order' }).click();
+  await expect(page.getByRole('status')).toContainText(`Ordered 1 × ${name}`);
+
+  await page.goto(`${localhost()}/account`);
+  await expect(page.locator('.key-start')).toHaveText(/^psk_[0-9a-f]+_$/);
+  const newKey = async () => {
+    await page.getByLabel(/Yes, make a new key/).check();
+    await page.getByRole('button', { name: 'Show a new key' }).click();
+    const key = (await page.locator('#new-key').textContent())!;
+    expect(key).toMatch(/^psk_[0-9a-f]+_/);
+    return key;
+  };
+  const first = await newKey();
+  // The account's orders, through the API with its key.
+  const orders = await ordersOf(page, first, pet);
+  expect(orders.map((order) => order.quantity)).toEqual([1]);
+  // This browser stays signed in; another new key makes the first stop working.
+  await page.goto(`${localhost()}/account`);
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
+  const second = await newKey();
+  expect(second).not.toBe(first);
+  const refused = await page.request.get(`/api/v1/store/orders?petId=${pet}`, { headers: { 'X-API-Key': first } });
+  expect(refused.status()).toBe(401);
+  expect(await ordersOf(page, second, pet)).toEqual(orders);
+});
+
+test('failed sign-ins with recovery codes are throttled for the address they come from', async ({ browser }) => {
+  // From an address of its own (the tests' server trusts loopback's X-Forwarded-For),
+  // so that the refusals leave every other test's address alone.
+  const address = `198.51.100.${1 + Math.floor(Math.random() * 250)}`;
+  const context = await browser.newContext({ extraHTTPHeaders: { 'X-Forwarded-For': address } });
+  const page = await context.newPage();
+  failOnPageErrors(page);
+  // A Free key's minute of failed attempts (60), sent as the form would send them.
+  for (let n = 0; n < 60; n++) {
+    const answer = await page.request.post(`${localhost()}/_app/recover`, { form: { code: `nope-nope-${n}` } });
+    expect(answer.status(), `attempt ${n + 1}`).toBe(401);
+  }
+  await page.goto(`${localhost()}/sign-in`);
+  await page.getByText('Lost your passkey? Use a recovery code').click();
+  await page.getByLabel('Recovery code').fill('nope-nope-nope');
+  await page.getByRole('button', { name: 'Use the code' }).click();
+  await expect(page.getByRole('alert')).toContainText(/too many/i);
+  await context.close();
 });

@@ -6,7 +6,9 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::model::{NewAccount, PasskeyCeremony};
+use crate::model::{AccountView, NewAccount, PasskeyCeremony, RemovedPasskey};
+#[cfg(feature = "ssr")]
+use crate::model::Role;
 
 #[cfg(feature = "ssr")]
 use super::call::Call;
@@ -34,7 +36,7 @@ pub async fn passkey_sign_up_finish(token: String, credential: String) -> Result
         &credential,
     )
     .await?;
-    call.start_session(account.caller.key_id).await?;
+    call.start_session_with(account.caller.key_id, Some(account.passkey_id)).await?;
     call.no_store();
     Ok(account)
 }
@@ -51,7 +53,7 @@ pub async fn passkey_sign_in_begin() -> Result<PasskeyCeremony, AppError> {
 #[server(prefix = "/_app", endpoint = "passkey_sign_in_finish")]
 pub async fn passkey_sign_in_finish(token: String, credential: String) -> Result<(), AppError> {
     let call = Call::admit_for_sign_in().await?;
-    let caller = crate::services::passkeys::finish_sign_in(
+    let (caller, passkey) = crate::services::passkeys::finish_sign_in(
         &call.db,
         &call.access,
         &call.passkeys,
@@ -61,15 +63,76 @@ pub async fn passkey_sign_in_finish(token: String, credential: String) -> Result
         &credential,
     )
     .await?;
-    call.start_session(caller.key_id).await
+    call.start_session_with(caller.key_id, Some(passkey)).await
 }
 
-/// Signs in with a recovery code (each works once) and goes on to `next`, as `sign_in`.
+/// Signs in with a recovery code (each works once) and goes on to the account page,
+/// which offers adding a passkey for this device, then a way on to `next`.
 #[server(prefix = "/_app", endpoint = "recover")]
 pub async fn recover(code: String, next: Option<String>) -> Result<(), AppError> {
     let call = Call::admit_for_sign_in().await?;
     let caller = crate::services::passkeys::recover(&call.db, &call.access, call.now(), call.client, &code).await?;
     call.start_session(caller.key_id).await?;
-    leptos_axum::redirect(crate::paths::return_path(next.as_deref()));
+    leptos_axum::redirect(&crate::paths::account_href(crate::paths::return_path(next.as_deref())));
     Ok(())
+}
+
+/// The signed-in caller's account: passkeys, recovery codes left, the key's start.
+#[server(prefix = "/_app", endpoint = "my_account")]
+pub async fn my_account() -> Result<AccountView, AppError> {
+    let call = Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    crate::services::passkeys::account(&call.db, caller, call.session_token()).await
+}
+
+/// Starts adding a passkey to the signed-in caller's account.
+#[server(prefix = "/_app", endpoint = "add_passkey_begin")]
+pub async fn add_passkey_begin() -> Result<PasskeyCeremony, AppError> {
+    let call = Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    crate::services::passkeys::begin_adding(&call.db, &call.passkeys, call.now(), caller).await
+}
+
+/// Adds the browser's new passkey, named `name`, to the signed-in caller's account.
+#[server(prefix = "/_app", endpoint = "add_passkey_finish")]
+pub async fn add_passkey_finish(token: String, credential: String, name: String) -> Result<(), AppError> {
+    let call = Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    crate::services::passkeys::finish_adding(&call.db, &call.passkeys, call.now(), caller, &token, &credential, &name)
+        .await
+}
+
+/// Removes one of the account's passkeys, ending the sessions it opened. When this
+/// browser's was one of them, it is signed out (and goes to the sign-in page);
+/// otherwise it comes back to the account page.
+#[server(prefix = "/_app", endpoint = "remove_passkey")]
+pub async fn remove_passkey(id: i64) -> Result<RemovedPasskey, AppError> {
+    let call = Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    let this_browser = match call.session_token() {
+        Some(token) => crate::services::sessions::passkey_of(&call.db, token).await? == Some(id),
+        None => false,
+    };
+    let removed = crate::services::passkeys::remove(&call.db, caller, id).await?;
+    if this_browser {
+        call.end_session().await?;
+        leptos_axum::redirect(&crate::paths::signed_out_path(Some("/account")));
+    } else {
+        call.back_to_page("/account");
+    }
+    Ok(removed)
+}
+
+/// A new secret for the signed-in caller's key, shown this once (`no-store`): the old
+/// one stops working, and the sessions it may have opened end, but this browser's.
+#[server(prefix = "/_app", endpoint = "new_api_key")]
+pub async fn new_api_key(confirm: Option<String>) -> Result<String, AppError> {
+    let call = Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    if confirm.as_deref() != Some("yes") {
+        return Err(AppError::validation("confirm", "must be yes: the current key stops working"));
+    }
+    let key = call.access.auth.new_secret(caller.key_id, call.session_token()).await?;
+    call.no_store();
+    Ok(key)
 }

@@ -24,6 +24,8 @@ const LABELS: &[(&str, &str)] = &[
     ("pet", "Pet"),
     ("state", "State"),
     ("cursor", "Page"),
+    ("passkey", "Passkey"),
+    ("confirm", "Confirmation"),
 ];
 
 /// The label of a field as the forms show it.

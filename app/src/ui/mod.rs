@@ -22,7 +22,9 @@ mod catalog;
 mod categories;
 mod data;
 mod docs;
+mod help;
 mod live;
+mod my_account;
 pub mod messages;
 pub mod note;
 mod orders;
@@ -136,7 +138,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/sign-up") view=SignUpPage ssr=SsrMode::Async/>
                     <Route path=path!("/orders") view=OrdersPage ssr=SsrMode::Async/>
+                    <Route path=path!("/account") view=my_account::AccountPage ssr=SsrMode::Async/>
                     <Route path=path!("/docs") view=DocsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/help") view=help::HelpPage ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view=ConsoleLayout ssr=SsrMode::Async>
                         <Route path=path!("") view=DashboardPage ssr=SsrMode::Async/>
                         <Route path=path!("pets") view=PetsConsole ssr=SsrMode::Async/>
@@ -151,7 +155,7 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
             <footer class="site-footer">
-                <p>"Pet Store · REST API at " <code>"/api/v1"</code></p>
+                <p>"Pet Store · REST API at " <code>"/api/v1"</code> " · " <a href="/help">"Help"</a></p>
             </footer>
         </Router>
     }
@@ -189,12 +193,13 @@ fn AccountNav(caller: Option<Caller>, path: String) -> impl IntoView {
                     {if caller.role == Role::Admin { "Orders" } else { "My orders" }}
                 </a>
                 {(caller.role == Role::Admin).then(|| view! { <a href="/admin" aria-current=current("/admin")>"Staff"</a> })}
-                <span class="who">
+                // Who is signed in, leading to their account (passkeys, API key).
+                <a class="who" href="/account" aria-current=current("/account") title="Your account">
                     <span class="who-dot" aria-hidden="true"></span>
                     // On a phone's bar the role alone (the menu has room for the rest).
                     <span class="who-label">"Signed in · "</span>
                     {caller.role.label()}
-                </span>
+                </a>
                 <SignOutButton path=path.clone()/>
             </div>
         }
@@ -352,6 +357,7 @@ pub fn query_parameters(path: &str) -> &'static [&'static str] {
         "/" => &["status", "category", "q", "sort", "cursor"],
         "/sign-in" => &["next", "signed_out"],
         "/sign-up" => &["next"],
+        "/account" => &["next", "added"],
         "/orders" | "/admin/orders" => &["state", "pet", "cursor"],
         "/admin/pets" => &["q", "cursor"],
         "/admin/inventory" => &["cursor"],

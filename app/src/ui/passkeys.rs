@@ -89,6 +89,37 @@ pub fn PasskeySignIn(next: String) -> impl IntoView {
     }
 }
 
+/// "Add a passkey" on the account page: a name for it (the device, as its owner would
+/// tell them apart), the ceremony, then the page again with it listed.
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
+pub fn AddPasskey() -> impl IntoView {
+    let step = RwSignal::new(Step::Ready);
+    let name = RwSignal::new(String::new());
+    let start = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        step.set(Step::Working);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            match browser::add(name.get_untracked()).await {
+                Ok(()) => super::webauthn::go_to("/account?added=1"),
+                Err(problem) => step.set(Step::Failed(problem)),
+            }
+        });
+    };
+    view! {
+        <form class="stacked add-passkey" on:submit=start>
+            <label>
+                "Name of the new passkey"
+                <input type="text" name="name" maxlength="100" required placeholder="My laptop"
+                    on:input=move |ev| name.set(event_target_value(&ev))/>
+            </label>
+            <button type="submit" class="passkey" disabled=move || step.get() == Step::Working>"Add a passkey"</button>
+        </form>
+        <StepNote step/>
+    }
+}
+
 #[component]
 fn StepNote(step: RwSignal<Step>) -> impl IntoView {
     move || match step.get() {
@@ -146,7 +177,8 @@ mod browser {
     use crate::error::AppError;
     use crate::model::NewAccount;
     use crate::server_fns::{
-        passkey_sign_in_begin, passkey_sign_in_finish, passkey_sign_up_begin, passkey_sign_up_finish,
+        add_passkey_begin, add_passkey_finish, passkey_sign_in_begin, passkey_sign_in_finish, passkey_sign_up_begin,
+        passkey_sign_up_finish,
     };
     use crate::ui::{messages, webauthn};
 
@@ -158,6 +190,12 @@ mod browser {
         let ceremony = passkey_sign_up_begin().await.map_err(|e| words(&e))?;
         let credential = webauthn::create(&ceremony.options).await?;
         passkey_sign_up_finish(ceremony.token, credential).await.map_err(|e| words(&e))
+    }
+
+    pub async fn add(name: String) -> Result<(), String> {
+        let ceremony = add_passkey_begin().await.map_err(|e| words(&e))?;
+        let credential = webauthn::create(&ceremony.options).await?;
+        add_passkey_finish(ceremony.token, credential, name).await.map_err(|e| words(&e))
     }
 
     pub async fn sign_in() -> Result<(), String> {
