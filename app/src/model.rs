@@ -627,6 +627,8 @@ pub struct NewAccount {
 /// recovery codes left, and the start of its API key. Storefront only.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountView {
+    /// The key's number, as the staff console lists it (for a shopper to quote).
+    pub key_id: i64,
     pub role: Role,
     /// `psk_<prefix>_`: what is kept of the key in a form that can be shown (the rest
     /// only as a hash).

@@ -346,10 +346,13 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
         .bind(&[8_u8; 16][..])
         .execute(pool)
         .await?;
-        sqlx::query("INSERT INTO recovery_codes (code_hash, account_id, used_at) VALUES ($1, $2, 50), ($3, $2, NULL)")
-            .bind(&[1_u8; 32][..])
-            .bind(account)
-            .bind(&[2_u8; 32][..])
+        sqlx::query(
+            "INSERT INTO recovery_codes (code_hash, account_id, used_at, expires_at)
+             VALUES ($1, $2, 50, NULL), ($3, $2, NULL, 90000)",
+        )
+        .bind(&[1_u8; 32][..])
+        .bind(account)
+        .bind(&[2_u8; 32][..])
             .execute(pool)
             .await
             .map(|_| ())

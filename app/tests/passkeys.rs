@@ -439,5 +439,45 @@ async fn a_new_secret_replaces_the_old_one_and_ends_the_sessions_no_passkey_open
     assert!(renewed.starts_with(&keys::shown_start(&row.prefix)));
 }
 
+#[tokio::test]
+async fn a_staff_sign_in_link_signs_in_once_within_a_day_and_is_not_one_of_the_codes() {
+    let store = Store::new().await;
+    let made = store.sign_up(&mut SoftPasskey::new()).await;
+    let key_id = made.caller.key_id;
+    let issue = || passkeys::issue_sign_in_link(&store.db, &store.rp, store.now(), key_id);
+    let code_of = |link: String| {
+        let code = link.strip_prefix("http://localhost:3000/sign-in?code=").expect("on the passkeys' origin").to_owned();
+        assert_eq!(code.len(), 24, "twenty letters in groups of four: {code}");
+        code
+    };
+    let recover = |code: String| {
+        let store = &store;
+        async move { passkeys::recover(&store.db, &store.access, store.now(), client(), &code).await }
+    };
+    let code = code_of(issue().await.unwrap());
+    assert_eq!(recover(code.clone()).await.unwrap().key_id, key_id);
+    assert_eq!(recover(code).await.unwrap_err().code, ErrorCode::InvalidApiKey, "once");
+    // Not one of the account's own codes: the count (and the last passkey's rule) skip it.
+    let account = passkeys::account(&store.db, made.caller, None).await.unwrap();
+    assert_eq!(account.recovery_codes_left, i64::try_from(RECOVERY_CODES).unwrap());
+
+    // A day later it no longer works.
+    let late = code_of(issue().await.unwrap());
+    store.now.fetch_add(passkeys::LINK_SECONDS, Ordering::Relaxed);
+    assert_eq!(recover(late).await.unwrap_err().code, ErrorCode::InvalidApiKey, "expired");
+    // The account's own codes still do.
+    assert_eq!(recover(made.recovery_codes[0].clone()).await.unwrap().key_id, key_id);
+
+    // A key without an account gets one (the link then leads to adding a passkey); a
+    // revoked key none.
+    let new = NewApiKey { name: "developer".into(), role: Role::Customer, plan: Plan::Free, limits: None };
+    let developer = keys::create(&store.db, store.now(), new).await.unwrap().key_info.id;
+    let link = passkeys::issue_sign_in_link(&store.db, &store.rp, store.now(), developer).await.unwrap();
+    assert_eq!(recover(code_of(link)).await.unwrap().key_id, developer);
+    keys::revoke(&store.db, store.now(), developer).await.unwrap();
+    let err = passkeys::issue_sign_in_link(&store.db, &store.rp, store.now(), developer).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::ValidationFailed);
+}
+
 #[path = "support/soft_passkey.rs"]
 mod authenticator;

@@ -1,6 +1,6 @@
 import { Page } from '@playwright/test';
 import * as path from 'node:path';
-import { expect, test, cliKey, failOnPageErrors, hydrated, ordersOf, stockedPet, unique, WIDTHS } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, ordersOf, signIn, stockedPet, unique, WIDTHS } from './helpers';
 
 const SHOTS = path.resolve(__dirname, '../../target/screenshots');
 
@@ -236,4 +236,44 @@ test('failed sign-ins with recovery codes are throttled for the address they com
   await page.getByRole('button', { name: 'Use the code' }).click();
   await expect(page.getByRole('alert')).toContainText(/too many/i);
   await context.close();
+});
+
+test('staff issue a one-time sign-in link from the console; it signs the shopper in once, on the account page', async ({ browser }) => {
+  // A shopper with an account, who tells staff their key's number.
+  const shopper = await (await browser.newContext()).newPage();
+  failOnPageErrors(shopper);
+  await withAuthenticator(shopper);
+  await signUp(shopper);
+  await shopper.goto(`${localhost()}/account`);
+  const keyId = (await shopper.locator('.key-id').textContent())!.replace('#', '');
+  await shopper.context().close();
+
+  const staff = await (await browser.newContext()).newPage();
+  failOnPageErrors(staff);
+  await signIn(staff, cliKey('admin', 'e2e sign-in links'));
+  await staff.goto('/admin/keys');
+  await staff.getByRole('button', { name: `Sign-in link for key ${keyId}` }).click();
+  await expect(staff.getByRole('status').first()).toContainText(`A sign-in link for key #${keyId}`);
+  const link = (await staff.locator('#sign-in-link').textContent())!;
+  expect(link).toMatch(new RegExp(`^${localhost()}/sign-in\\?code=[2-9a-z-]{24}$`));
+  // Shown once: the page again has no link.
+  await staff.reload();
+  await expect(staff.locator('#sign-in-link')).toHaveCount(0);
+  await staff.context().close();
+
+  // Opened on a new device: the code is filled in; sending it signs in, on the account page.
+  const device = await (await browser.newContext()).newPage();
+  failOnPageErrors(device);
+  const opened = await device.goto(link);
+  expect(opened!.headers()['cache-control']).toBe('no-store');
+  await expect(device.getByLabel('Recovery code')).toBeVisible();
+  await device.getByRole('button', { name: 'Use the code' }).click();
+  await expect(device).toHaveURL(/\/account$/);
+  await expect(device.locator('.key-id')).toHaveText(`#${keyId}`);
+  await signOut(device);
+  // Once only.
+  await device.goto(link);
+  await device.getByRole('button', { name: 'Use the code' }).click();
+  await expect(device.getByRole('alert')).toContainText('That recovery code did not work');
+  await device.context().close();
 });

@@ -244,6 +244,17 @@ pub async fn create_key(
     Ok(created)
 }
 
+/// A one-time sign-in link for a key's account (`services::passkeys::issue_sign_in_link`),
+/// shown once: the page is shown again with it (`no-store`, carried once in the flash).
+#[server(prefix = "/_app", endpoint = "staff_sign_in_link")]
+pub async fn sign_in_link(id: i64) -> Result<String, AppError> {
+    let call = staff().await?;
+    let link = crate::services::passkeys::issue_sign_in_link(&call.db, &call.passkeys, call.now(), id).await?;
+    call.no_store();
+    call.back_to_page("/admin/keys");
+    Ok(link)
+}
+
 /// Revokes a key: its next API call fails and its browser sessions end.
 #[server(prefix = "/_app", endpoint = "staff_revoke_key")]
 pub async fn revoke_key(id: i64) -> Result<ApiKey, AppError> {

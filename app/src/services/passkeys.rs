@@ -269,7 +269,7 @@ async fn check_sign_in(
 /// attempt from `client`.
 pub async fn recover(db: &Db, access: &Access, now: i64, client: ClientAddr, code: &str) -> AppResult<Caller> {
     let code_hash = keys::hash(&normalized_code(code));
-    let Some(key_id) = sql::accounts::recovery_code_key(db, &code_hash).await? else {
+    let Some(key_id) = sql::accounts::recovery_code_key(db, &code_hash, now).await? else {
         access.failed_sign_in(client).await?;
         return Err(recovery_refused());
     };
@@ -279,6 +279,39 @@ pub async fn recover(db: &Db, access: &Access, now: i64, client: ClientAddr, cod
         .await?;
     // Spent meanwhile by another attempt with the same code: that one signed in.
     if spent { Ok(caller) } else { Err(recovery_refused()) }
+}
+
+/// How long a sign-in link staff issue works: a day.
+pub const LINK_SECONDS: i64 = 86_400;
+/// A sign-in link's code: twenty letters (100 bits), in groups of four.
+const LINK_LETTERS: usize = 20;
+
+/// A one-time sign-in link for key `key_id`'s account (made now for a key that has
+/// none), for staff to send a shopper who lost every way in: its address on the
+/// store's passkey origin, shown once. It is a recovery code that expires after
+/// [`LINK_SECONDS`] (stored as its hash), so it signs in once, on the account page,
+/// which offers adding a passkey; it is not counted among the account's codes.
+pub async fn issue_sign_in_link(db: &Db, rp: &RelyingParty, now: i64, key_id: i64) -> AppResult<String> {
+    let row = keys::get(db, key_id).await?;
+    if row.revoked_at.is_some() {
+        return Err(AppError::validation("id", format!("key {key_id} is revoked: a link would not sign in")));
+    }
+    let code = random_code(LINK_LETTERS)?;
+    let code_hash = keys::hash(&code);
+    let new_handle = keys::random_bytes::<16>()?.to_vec();
+    db.write(move |conn| {
+        let new_handle = new_handle.clone();
+        Box::pin(async move {
+            let account_id = match sql::accounts::account_of_key_in(conn, key_id).await? {
+                Some((id, _)) => id,
+                None => sql::accounts::insert_account(conn, key_id, &new_handle, now).await?,
+            };
+            sql::accounts::delete_expired_links(conn, account_id, now).await?;
+            sql::accounts::insert_link_code(conn, account_id, &code_hash, now + LINK_SECONDS).await
+        })
+    })
+    .await?;
+    Ok(format!("{}/sign-in?code={code}", rp.origin()))
 }
 
 /// Starts adding a passkey to the signed-in caller's account (made now for a key that
@@ -367,6 +400,7 @@ pub async fn account(db: &Db, caller: Caller, session: Option<&str>) -> AppResul
     };
     let rfc3339 = crate::services::clock::rfc3339;
     Ok(AccountView {
+        key_id: key.id,
         role: key.role,
         key_start: keys::shown_start(&key.prefix),
         passkeys: passkeys
@@ -524,8 +558,15 @@ fn without_nulls(value: Value) -> Value {
 
 /// A new recovery code: twelve letters of [`CODE_ALPHABET`] in groups of four.
 fn recovery_code() -> AppResult<String> {
-    let bytes = keys::random_bytes::<CODE_LETTERS>()?;
-    let letters: Vec<char> = bytes.iter().map(|byte| char::from(CODE_ALPHABET[usize::from(byte % 32)])).collect();
+    random_code(CODE_LETTERS)
+}
+
+/// `letters` random letters of [`CODE_ALPHABET`] (5 bits each: 256 is a multiple of
+/// 32, so each is as likely), in groups of four.
+fn random_code(letters: usize) -> AppResult<String> {
+    let bytes = keys::random_bytes::<32>()?;
+    let letters: Vec<char> =
+        bytes.iter().take(letters).map(|byte| char::from(CODE_ALPHABET[usize::from(byte % 32)])).collect();
     Ok(letters.chunks(4).map(|group| group.iter().collect::<String>()).collect::<Vec<_>>().join("-"))
 }
 

@@ -14,8 +14,14 @@ use crate::ui::data;
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
-    let (next, signed_out) = leptos_router::hooks::use_query_map()
-        .with_untracked(|query| (query.get("next"), query.get("signed_out").is_some()));
+    let (next, signed_out, code) = leptos_router::hooks::use_query_map()
+        .with_untracked(|query| (query.get("next"), query.get("signed_out").is_some(), query.get("code")));
+    // A sign-in link from staff (`services::passkeys::issue_sign_in_link`): its code,
+    // filled in for the shopper to send (opening the link spends nothing, so a link
+    // preview cannot), and the page kept by no cache.
+    if code.is_some() {
+        crate::ui::widgets::keep_out_of_caches();
+    }
     // Only a refusal comes back here: a sign-in sends the browser on to `next`.
     let note = from_flash(|flash| flash.note::<SignIn>(|(), _| Done::default())).filter(Note::is_refusal);
     let onward = crate::paths::return_path(next.as_deref()).to_owned();
@@ -28,7 +34,7 @@ pub fn SignInPage() -> impl IntoView {
             <h1>"Sign in"</h1>
             <p>"With the passkey of your account: your phone's or computer's screen lock, no password to type."</p>
             <PasskeySignIn next=onward/>
-            <RecoveryForm next=next.clone()/>
+            <RecoveryForm next=next.clone() code/>
             <p>"No account yet? " <a href=sign_up>"Create one"</a></p>
         </section>
         <SignInForm next note/>
@@ -174,6 +180,16 @@ fn SignUpForm(current: Option<i64>, made: Option<String>, back: Option<String>) 
 #[island]
 pub fn NewKeyIsland(key: String) -> impl IntoView {
     view! { <NewKey key/> }
+}
+
+/// A one-time sign-in link staff issue for a shopper's account, shown this once.
+#[island]
+pub fn SignInLinkIsland(link: String) -> impl IntoView {
+    view! {
+        <ShownOnce secret=link id="sign-in-link" title="A one-time sign-in link (shown only this once: copy it now):">
+            <p>"Send it to the shopper by a way you trust. It signs in once, within 24 hours; their account page then offers adding a passkey."</p>
+        </ShownOnce>
+    }
 }
 
 /// A new key, shown this once, with a copy button.

@@ -355,7 +355,7 @@ fn NotFound() -> impl IntoView {
 pub fn query_parameters(path: &str) -> &'static [&'static str] {
     match path {
         "/" => &["status", "category", "q", "sort", "cursor"],
-        "/sign-in" => &["next", "signed_out"],
+        "/sign-in" => &["next", "signed_out", "code"],
         "/sign-up" => &["next"],
         "/account" => &["next", "added"],
         "/orders" | "/admin/orders" => &["state", "pet", "cursor"],

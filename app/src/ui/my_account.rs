@@ -80,6 +80,8 @@ fn removed_text(removed: &crate::model::RemovedPasskey) -> String {
 fn Passkeys(account: AccountView) -> impl IntoView {
     let codes = account.recovery_codes_left;
     let last = account.passkeys.len() == 1;
+    // A key that signs in with its secret (no passkey, no codes) has nothing to count.
+    let counted = !account.passkeys.is_empty() || codes > 0;
     view! {
         <section class="panel passkeys" aria-labelledby="passkeys-title">
             <h2 id="passkeys-title">"Passkeys"</h2>
@@ -98,11 +100,13 @@ fn Passkeys(account: AccountView) -> impl IntoView {
                 .into_any()
             }}
             <AddPasskey/>
-            <p class="muted recovery-left">{match codes {
-                0 => "No recovery code left: keep a second passkey, so that losing one device does not lock you out.".to_owned(),
-                1 => "1 recovery code left.".to_owned(),
-                n => format!("{n} recovery codes left."),
-            }}</p>
+            {counted.then(|| view! {
+                <p class="muted recovery-left">{match codes {
+                    0 => "No recovery code left: keep a second passkey, so that losing one device does not lock you out.".to_owned(),
+                    1 => "1 recovery code left.".to_owned(),
+                    n => format!("{n} recovery codes left."),
+                }}</p>
+            })}
         </section>
     }
 }
@@ -156,7 +160,8 @@ fn ApiKey(account: AccountView, made: Option<String>) -> impl IntoView {
                 "Developers send it as " <code>"X-API-Key"</code> " to the REST API: see "
                 <a href="/docs">"the API documentation"</a> "."
             </p>
-            <p>"Your key begins " <code class="key-start">{account.key_start}</code>
+            <p>"Your key is " <strong class="key-id">{format!("#{}", account.key_id)}</strong> " (the number staff know it by) and begins "
+                <code class="key-start">{account.key_start}</code>
                 " (the rest is kept only as a hash, so it cannot be shown again)."</p>
             {match made {
                 Some(key) => view! { <NewKeyIsland key/> }.into_any(),

@@ -147,21 +147,25 @@ fn RecoveryCodes(codes: Vec<String>) -> impl IntoView {
 }
 
 /// Signing in with a recovery code: a plain form, refused in words (the flash) when the
-/// code does not work.
+/// code does not work. `code` is a staff sign-in link's, filled in.
 #[component]
-pub fn RecoveryForm(next: Option<String>) -> impl IntoView {
+pub fn RecoveryForm(next: Option<String>, code: Option<String>) -> impl IntoView {
     let recover = ServerAction::<Recover>::new();
     let note = from_flash(|flash| flash.note::<Recover>(|(), _| Done::default())).filter(Note::is_refusal);
-    let refused = note.is_some();
+    let open = note.is_some() || code.is_some();
+    let from_link = code.is_some().then(|| {
+        view! { <p class="notice" role="status">"The store sent you a sign-in link: use its code below to sign in once, then add a passkey."</p> }
+    });
     view! {
-        <details class="recovery" open=refused>
+        {from_link}
+        <details class="recovery" open=open>
             <summary>"Lost your passkey? Use a recovery code"</summary>
             <ActionForm action=recover attr:class="stacked">
                 {next.map(|next| view! { <input type="hidden" name="next" value=next/> })}
                 <label>
                     "Recovery code"
                     <input type="text" name="code" autocomplete="off" autocapitalize="none" spellcheck="false"
-                        required placeholder="xxxx-xxxx-xxxx"/>
+                        required placeholder="xxxx-xxxx-xxxx" value=code/>
                 </label>
                 <button type="submit">"Use the code"</button>
             </ActionForm>

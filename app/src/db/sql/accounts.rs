@@ -151,13 +151,15 @@ pub async fn account_of_key_in(conn: &mut Conn, key_id: i64) -> AppResult<Option
         .await)?)
 }
 
-/// The key of the account an unused recovery code belongs to.
-pub async fn recovery_code_key(db: &Db, code_hash: &[u8]) -> AppResult<Option<i64>> {
+/// The key of the account an unused recovery code (or a sign-in link's, not expired at
+/// `now`) belongs to.
+pub async fn recovery_code_key(db: &Db, code_hash: &[u8], now: i64) -> AppResult<Option<i64>> {
     Ok(on_pool!(db, |pool| sqlx::query_scalar(
         "SELECT a.key_id FROM recovery_codes r JOIN accounts a ON a.id = r.account_id
-         WHERE r.code_hash = $1 AND r.used_at IS NULL"
+         WHERE r.code_hash = $1 AND r.used_at IS NULL AND (r.expires_at IS NULL OR r.expires_at > $2)"
     )
     .bind(code_hash)
+    .bind(now)
     .fetch_optional(pool)
     .await)?)
 }
@@ -207,7 +209,34 @@ pub async fn delete_passkey(conn: &mut Conn, passkey_id: i64) -> AppResult<u64> 
     Ok(ended)
 }
 
-const UNUSED_CODES: &str = "SELECT COUNT(*) FROM recovery_codes WHERE account_id = $1 AND used_at IS NULL";
+/// The account's own codes: a sign-in link's expires, and is no way back in to count on.
+const UNUSED_CODES: &str =
+    "SELECT COUNT(*) FROM recovery_codes WHERE account_id = $1 AND used_at IS NULL AND expires_at IS NULL";
+
+/// Deletes an account's sign-in links' codes that expired before `now`.
+pub async fn delete_expired_links(conn: &mut Conn, account_id: i64, now: i64) -> AppResult<()> {
+    on_conn!(conn, |c| sqlx::query("DELETE FROM recovery_codes WHERE account_id = $1 AND expires_at <= $2")
+        .bind(account_id)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// Stores a sign-in link's code (a recovery code that expires at `expires_at`).
+pub async fn insert_link_code(conn: &mut Conn, account_id: i64, code_hash: &[u8], expires_at: i64) -> AppResult<()> {
+    on_conn!(conn, |c| sqlx::query(
+        "INSERT INTO recovery_codes (code_hash, account_id, expires_at) VALUES ($1, $2, $3)"
+    )
+    .bind(code_hash)
+    .bind(account_id)
+    .bind(expires_at)
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
 
 /// How many of an account's recovery codes are unused.
 pub async fn unused_recovery_codes(conn: &mut Conn, account_id: i64) -> AppResult<i64> {

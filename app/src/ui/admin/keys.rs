@@ -9,8 +9,8 @@ use strum::VariantArray;
 
 use super::{FormOutcome, NameField, invalid};
 use crate::model::{Plan, Role};
-use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, admin_keys, viewer};
-use crate::ui::account::{NewKey, NewKeyIsland};
+use crate::server_fns::{CreateKey, KeyUsage, RevokeKey, SignInLink, admin_keys, viewer};
+use crate::ui::account::{NewKey, NewKeyIsland, SignInLinkIsland};
 use crate::ui::data;
 use crate::ui::note::{Done, Note, NoteView, from_flash};
 use crate::ui::widgets::{ErrorNotice, LocalTime, PageTitle, confirm};
@@ -27,10 +27,17 @@ pub fn KeysConsole() -> impl IntoView {
                 Done { secret: Some(created.key.clone()), ..Done::new(text) }
             })
             .or_else(|| flash.note::<RevokeKey>(|key, _| Done::new(format!("Revoked key #{} ({}).", key.id, key.name))))
+            .or_else(|| {
+                flash.note::<SignInLink>(|link, id| Done {
+                    secret: Some(link),
+                    ..Done::new(format!("A sign-in link for key #{}.", id.unwrap_or_default()))
+                })
+            })
     });
     let created = Note::for_form::<CreateKey>(&note, None);
-    // A revocation, whichever row it was, is said above the table.
-    let revoked = note.filter(|note| note.is_of::<RevokeKey>());
+    // A revocation or a sign-in link, whichever row it was for, is said above the table.
+    let link = note.as_ref().filter(|note| note.is_of::<SignInLink>()).and_then(|note| note.secret.clone());
+    let revoked = note.filter(|note| note.is_of::<RevokeKey>() || note.is_of::<SignInLink>());
     view! {
         <PageTitle text="Staff: keys"/>
         <h1>"API keys"</h1>
@@ -40,7 +47,10 @@ pub fn KeysConsole() -> impl IntoView {
             // The new key's secret, this once (the flash carried it here).
             {created.and_then(|note| note.secret).map(|key| view! { <NewKeyIsland key/> })}
         </section>
-        <div aria-live="polite">{revoked.map(|note| view! { <NoteView note/> })}</div>
+        <div aria-live="polite">
+            {revoked.map(|note| view! { <NoteView note/> })}
+            {link.map(|link| view! { <SignInLinkIsland link/> })}
+        </div>
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 let me = who.await.ok().flatten().map(|caller| caller.key_id);
@@ -135,6 +145,7 @@ fn plan_label(plan: Plan) -> String {
 fn KeyRow(row: KeyUsage, mine: Option<i64>, last_admin: bool) -> impl IntoView {
     let key = row.key;
     let per_day = i64::from(key.limits.per_day);
+    let active = key.revoked_at.is_none();
     // Whole per cent, rounded.
     let percent = if per_day > 0 { (row.used_today * 100 + per_day / 2) / per_day } else { 0 };
     let question = if mine == Some(key.id) {
@@ -161,8 +172,22 @@ fn KeyRow(row: KeyUsage, mine: Option<i64>, last_admin: bool) -> impl IntoView {
                     }.into_any(),
                     (None, false) => view! { <RevokeKeyForm id=key.id question/> }.into_any(),
                 }}
+                {active.then(|| view! { <SignInLinkForm id=key.id/> })}
             </td>
         </tr>
+    }
+}
+
+/// A one-time sign-in link for the key's account (a plain form: the page is shown again
+/// with the link, once).
+#[component]
+fn SignInLinkForm(id: i64) -> impl IntoView {
+    let issue = ServerAction::<SignInLink>::new();
+    view! {
+        <ActionForm action=issue attr:class="inline">
+            <input type="hidden" name="id" value=id/>
+            <button type="submit" class="secondary small" aria-label=format!("Sign-in link for key {id}")>"Sign-in link"</button>
+        </ActionForm>
     }
 }
 
