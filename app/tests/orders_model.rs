@@ -353,9 +353,9 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
         .bind(&[1_u8; 32][..])
         .bind(account)
         .bind(&[2_u8; 32][..])
-            .execute(pool)
-            .await
-            .map(|_| ())
+        .execute(pool)
+        .await
+        .map(|_| ())
     }
     .await)
     .unwrap();

@@ -15,9 +15,9 @@ use app::error::ErrorCode;
 use app::model::{Caller, NewApiKey, Plan, Role};
 use app::services::access::{Access, ClientAddr, TrustedProxies};
 use app::services::clock::Clock;
-use app::services::{keys, sessions};
 use app::services::limits::{BanPolicy, RateLimiter};
 use app::services::passkeys::{self, CEREMONY_SECONDS, Ceremony, RECOVERY_CODES, RelyingParty};
+use app::services::{keys, sessions};
 use authenticator::{Answer, SoftPasskey};
 
 const ORIGIN: &str = "http://localhost:3000";
@@ -421,7 +421,8 @@ async fn a_new_secret_replaces_the_old_one_and_ends_the_sessions_no_passkey_open
     let auth = &store.access.auth;
     assert_eq!(auth.authenticate(Presented::Key(&created.key)).await.unwrap().unwrap().key_id, key_id);
     let start = |passkey| sessions::start(&store.db, store.now(), key_id, passkey, None);
-    let (mine, other, by_passkey) = (start(None).await.unwrap(), start(None).await.unwrap(), start(Some(1)).await.unwrap());
+    let (mine, other, by_passkey) =
+        (start(None).await.unwrap(), start(None).await.unwrap(), start(Some(1)).await.unwrap());
 
     let renewed = auth.new_secret(key_id, Some(&mine)).await.unwrap();
     assert_ne!(renewed, created.key);
@@ -446,7 +447,8 @@ async fn a_staff_sign_in_link_signs_in_once_within_a_day_and_is_not_one_of_the_c
     let key_id = made.caller.key_id;
     let issue = || passkeys::issue_sign_in_link(&store.db, &store.rp, store.now(), key_id);
     let code_of = |link: String| {
-        let code = link.strip_prefix("http://localhost:3000/sign-in?code=").expect("on the passkeys' origin").to_owned();
+        let code =
+            link.strip_prefix("http://localhost:3000/sign-in?code=").expect("on the passkeys' origin").to_owned();
         assert_eq!(code.len(), 24, "twenty letters in groups of four: {code}");
         code
     };

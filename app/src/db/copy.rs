@@ -94,11 +94,7 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
         ],
         Some("id"),
     ),
-    (
-        "recovery_codes",
-        &[("code_hash", Bytes), ("account_id", Int), ("used_at", OptInt), ("expires_at", OptInt)],
-        None,
-    ),
+    ("recovery_codes", &[("code_hash", Bytes), ("account_id", Int), ("used_at", OptInt), ("expires_at", OptInt)], None),
     (
         "rate_limit_usage",
         &[

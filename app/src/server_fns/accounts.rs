@@ -6,9 +6,9 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::model::{AccountView, NewAccount, PasskeyCeremony, RemovedPasskey};
 #[cfg(feature = "ssr")]
 use crate::model::Role;
+use crate::model::{AccountView, NewAccount, PasskeyCeremony, RemovedPasskey};
 
 #[cfg(feature = "ssr")]
 use super::call::Call;

@@ -278,8 +278,12 @@ fn OrderBox(
             let total = move || {
                 let price = shown.with(|card| card.price)?;
                 Some(match typed_quantity(&quantity.read()) {
-                    Ok(units) => view! { <span class="total" aria-live="polite">{format!("Total {}", currency.format(price.saturating_mul(units)))}</span> },
-                    Err(problem) => view! { <span class="total total-problem" aria-live="polite">{format!("Quantity {problem}.")}</span> },
+                    Ok(units) => {
+                        view! { <span class="total" aria-live="polite">{format!("Total {}", currency.format(price.saturating_mul(units)))}</span> }
+                    }
+                    Err(problem) => {
+                        view! { <span class="total total-problem" aria-live="polite">{format!("Quantity {problem}.")}</span> }
+                    }
                 })
             };
             let order_form = move || {

@@ -152,9 +152,9 @@ pub async fn insert_session(
         .bind(key_id)
         .bind(passkey_id)
         .bind(now)
-            .bind(expires_at)
-            .execute(&mut *c)
-            .await?;
+        .bind(expires_at)
+        .execute(&mut *c)
+        .await?;
         sqlx::query(keep_newest).bind(key_id).bind(now).bind(keep).execute(c).await.map(|done| done.rows_affected())
     })?;
     Ok(())
@@ -196,12 +196,11 @@ pub async fn end_sessions_opened_without_passkey(conn: &mut Conn, key_id: i64, k
 
 /// The passkey that opened a session, if one did.
 pub async fn session_passkey(db: &Db, token_hash: &[u8]) -> AppResult<Option<i64>> {
-    let found: Option<Option<i64>> = on_pool!(db, |pool| sqlx::query_scalar(
-        "SELECT passkey_id FROM sessions WHERE token_hash = $1"
-    )
-    .bind(token_hash)
-    .fetch_optional(pool)
-    .await)?;
+    let found: Option<Option<i64>> =
+        on_pool!(db, |pool| sqlx::query_scalar("SELECT passkey_id FROM sessions WHERE token_hash = $1")
+            .bind(token_hash)
+            .fetch_optional(pool)
+            .await)?;
     Ok(found.flatten())
 }
 
