@@ -146,7 +146,8 @@ test('the sign-up and sign-in pages lead with passkeys at both widths', async ({
   }
 });
 
-test('a recovery code leads to adding a passkey; removing the first signs its browser out, and it signs in no more', async ({ browser }) => {
+// Tagged @postgres: the account page over PostgreSQL too (make test-e2e).
+test('a recovery code leads to adding a passkey; removing the first signs its browser out, and it signs in no more', { tag: '@postgres' }, async ({ browser }) => {
   // The phone: the account is made there.
   const phone = await newBrowser(browser);
   await withAuthenticator(phone);
