@@ -636,6 +636,9 @@ pub struct AccountView {
     /// Oldest first; none for a key with no passkey yet.
     pub passkeys: Vec<PasskeyView>,
     pub recovery_codes_left: i64,
+    /// This browser signed in with the key's secret and the account has a passkey:
+    /// changing its passkeys or key needs a passkey or a recovery code.
+    pub locked: bool,
 }
 
 /// One of an account's passkeys.
@@ -648,6 +651,8 @@ pub struct PasskeyView {
     pub last_used_at: Option<String>,
     /// Whether this browser's session was opened with it (removing it signs it out).
     pub this_browser: bool,
+    /// Whether it may go: not the last one while no recovery code is left.
+    pub removable: bool,
 }
 
 /// What removing a passkey did.

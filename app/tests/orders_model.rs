@@ -278,9 +278,7 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     let shopper = keys::create(&source, 0, customer.clone()).await.unwrap().key_info;
     let gone = keys::create(&source, 0, customer).await.unwrap().key_info;
     keys::revoke(&source, 5, gone.id).await.unwrap();
-    sessions::start(&source, 10, shopper.id, None, None).await.unwrap();
-    // One opened by a passkey (the account's, made below: the first passkey, 1).
-    sessions::start(&source, 11, shopper.id, Some(1), None).await.unwrap();
+    sessions::start(&source, 10, shopper.id, sessions::Opened::SignUp, None).await.unwrap();
     let caller = Caller { key_id: shopper.id, role: Role::Customer, limits: shopper.limits };
     let category =
         categories::create(&source, NewCategory { name: "Moved".into(), description: Some("d".into()) }).await.unwrap();
@@ -359,6 +357,8 @@ async fn a_store_with_every_table_filled_moves_to_postgres_row_for_row() {
     }
     .await)
     .unwrap();
+    // A session the account's passkey (the first, 1) opened.
+    sessions::start(&source, 60, shopper.id, sessions::Opened::Passkey(1), None).await.unwrap();
 
     let before = dump(&source).await;
     for (table, rows) in &before {

@@ -17,6 +17,7 @@ use app::services::access::{Access, ClientAddr, TrustedProxies};
 use app::services::clock::Clock;
 use app::services::limits::{BanPolicy, RateLimiter};
 use app::services::passkeys::{self, CEREMONY_SECONDS, Ceremony, RECOVERY_CODES, RelyingParty};
+use app::services::sessions::Opened;
 use app::services::{keys, sessions};
 use authenticator::{Answer, SoftPasskey};
 
@@ -356,13 +357,14 @@ async fn removing_a_passkey_ends_the_sessions_it_opened_and_it_signs_in_no_more(
     assert_eq!(phone_id, made.passkey_id);
     let (_, laptop_id) = store.sign_in_with(&mut laptop, &honest()).await.unwrap();
     let key_id = made.caller.key_id;
-    let start = |passkey| sessions::start(&store.db, store.now(), key_id, passkey, None);
-    let on_phone = start(Some(phone_id)).await.unwrap();
-    let also_on_phone = start(Some(phone_id)).await.unwrap();
-    let on_laptop = start(Some(laptop_id)).await.unwrap();
-    let by_code = start(None).await.unwrap();
-    assert_eq!(sessions::passkey_of(&store.db, &on_phone).await.unwrap(), Some(phone_id));
-    let this_browser = passkeys::account(&store.db, made.caller, Some(&on_phone)).await.unwrap();
+    let start = |opened| sessions::start(&store.db, store.now(), key_id, opened, None);
+    let on_phone = start(Opened::Passkey(phone_id)).await.unwrap();
+    let also_on_phone = start(Opened::Passkey(phone_id)).await.unwrap();
+    let on_laptop = start(Opened::Passkey(laptop_id)).await.unwrap();
+    let by_code = start(Opened::Code).await.unwrap();
+    let opening = sessions::opening(&store.db, &on_phone).await.unwrap();
+    assert_eq!(opening, Some(sessions::Opening { by_key: false, passkey: Some(phone_id) }));
+    let this_browser = passkeys::account(&store.db, made.caller, opening).await.unwrap();
     assert_eq!(this_browser.passkeys.iter().map(|p| p.this_browser).collect::<Vec<_>>(), [true, false]);
 
     let removed = passkeys::remove(&store.db, made.caller, phone_id).await.unwrap();
@@ -373,6 +375,9 @@ async fn removing_a_passkey_ends_the_sessions_it_opened_and_it_signs_in_no_more(
     };
     assert!(!live(on_phone).await && !live(also_on_phone).await, "the phone's sessions ended");
     assert!(live(on_laptop).await && live(by_code).await, "the others stay");
+    // A sign-in with it that checked just before the removal opens no session after it.
+    let late = start(Opened::Passkey(phone_id)).await.unwrap_err();
+    assert_eq!(late.code, ErrorCode::InvalidApiKey);
     refused_sign_in(store.sign_in(&mut phone, &honest()).await);
     assert_eq!(store.sign_in(&mut laptop, &honest()).await.unwrap().key_id, key_id);
     assert_eq!(store.passkey_names(made.caller).await, ["Laptop"]);
@@ -408,25 +413,29 @@ async fn the_last_passkey_goes_only_while_a_recovery_code_is_left() {
     assert_eq!(err.code, ErrorCode::ValidationFailed, "{err:?}");
     assert!(err.message.contains("last passkey"), "{}", err.message);
     assert_eq!(store.passkey_names(spent.caller).await, ["Laptop"]);
-    assert_eq!(passkeys::account(&store.db, spent.caller, None).await.unwrap().recovery_codes_left, 0);
+    let account = passkeys::account(&store.db, spent.caller, None).await.unwrap();
+    assert_eq!(account.recovery_codes_left, 0);
+    assert!(!account.passkeys[0].removable, "the page offers no Remove for it");
 }
 
 #[tokio::test]
 async fn a_new_secret_replaces_the_old_one_and_ends_the_sessions_no_passkey_opened() {
     use app::services::auth::Presented;
     let store = Store::new().await;
-    let new = NewApiKey { name: "shop app".into(), role: Role::Customer, plan: Plan::Free, limits: None };
-    let created = keys::create(&store.db, store.now(), new).await.unwrap();
-    let key_id = created.key_info.id;
+    let made = store.sign_up(&mut SoftPasskey::new()).await;
+    let key_id = made.caller.key_id;
     let auth = &store.access.auth;
-    assert_eq!(auth.authenticate(Presented::Key(&created.key)).await.unwrap().unwrap().key_id, key_id);
-    let start = |passkey| sessions::start(&store.db, store.now(), key_id, passkey, None);
-    let (mine, other, by_passkey) =
-        (start(None).await.unwrap(), start(None).await.unwrap(), start(Some(1)).await.unwrap());
+    // The account's secret was never shown: a first new one makes it known.
+    let first = auth.new_secret(key_id, None).await.unwrap();
+    assert_eq!(auth.authenticate(Presented::Key(&first)).await.unwrap().unwrap().key_id, key_id);
+    let start = |opened| sessions::start(&store.db, store.now(), key_id, opened, None);
+    let mine = start(Opened::Code).await.unwrap();
+    let by_key = start(Opened::Key(&first)).await.unwrap();
+    let by_passkey = start(Opened::Passkey(made.passkey_id)).await.unwrap();
 
     let renewed = auth.new_secret(key_id, Some(&mine)).await.unwrap();
-    assert_ne!(renewed, created.key);
-    let old = auth.authenticate(Presented::Key(&created.key)).await.unwrap_err();
+    assert_ne!(renewed, first);
+    let old = auth.authenticate(Presented::Key(&first)).await.unwrap_err();
     assert_eq!(old.code, ErrorCode::InvalidApiKey, "the old secret stops working at once");
     assert_eq!(auth.authenticate(Presented::Key(&renewed)).await.unwrap().unwrap().key_id, key_id, "same key");
     let live = |token: String| {
@@ -434,10 +443,31 @@ async fn a_new_secret_replaces_the_old_one_and_ends_the_sessions_no_passkey_open
         async move { sessions::caller(&store.db, store.now(), &token).await.unwrap().is_some() }
     };
     assert!(live(mine).await, "the owner's own session stays");
-    assert!(!live(other).await, "a session the old secret may have opened ends");
+    assert!(!live(by_key).await, "a session the old secret opened ends");
     assert!(live(by_passkey).await, "a passkey's session stays");
+    // A sign-in with the old secret that checked just before opens no session after.
+    assert_eq!(start(Opened::Key(&first)).await.unwrap_err().code, ErrorCode::InvalidApiKey);
+    start(Opened::Key(&renewed)).await.unwrap();
     let row = keys::get(&store.db, key_id).await.unwrap();
     assert!(renewed.starts_with(&keys::shown_start(&row.prefix)));
+}
+
+#[tokio::test]
+async fn a_session_the_key_opened_cannot_change_an_account_that_has_a_passkey() {
+    let store = Store::new().await;
+    let made = store.sign_up(&mut SoftPasskey::new()).await;
+    let err = passkeys::may_change(&store.db, made.caller, true).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Forbidden, "a leaked key cannot lock the owner out");
+    passkeys::may_change(&store.db, made.caller, false).await.unwrap();
+    let key_session = sessions::Opening { by_key: true, passkey: None };
+    let account = passkeys::account(&store.db, made.caller, Some(key_session)).await.unwrap();
+    assert!(account.locked);
+    // A key without a passkey has only its key to prove who owns it.
+    let new = NewApiKey { name: "developer".into(), role: Role::Customer, plan: Plan::Free, limits: None };
+    let developer = keys::create(&store.db, store.now(), new).await.unwrap().key_info;
+    let caller = Caller { key_id: developer.id, role: Role::Customer, limits: developer.limits };
+    passkeys::may_change(&store.db, caller, true).await.unwrap();
+    assert!(!passkeys::account(&store.db, caller, Some(key_session)).await.unwrap().locked);
 }
 
 #[tokio::test]

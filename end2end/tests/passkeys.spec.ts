@@ -201,7 +201,7 @@ test('a recovery code leads to adding a passkey; removing the first signs its br
   await laptop.context().close();
 });
 
-test("the account's API key: a new one is shown once, orders through the API as the account, and the old one stops", async ({ page }) => {
+test("the account's API key: a new one is shown once, orders through the API as the account, and the old one stops", async ({ page, browser }) => {
   await withAuthenticator(page);
   await signUp(page);
   const name = unique('Key pet');
@@ -232,6 +232,22 @@ test("the account's API key: a new one is shown once, orders through the API as 
   const refused = await page.request.get(`/api/v1/store/orders?petId=${pet}`, { headers: { 'X-API-Key': first } });
   expect(refused.status()).toBe(401);
   expect(await ordersOf(page, second, pet)).toEqual(orders);
+
+  // Whoever holds the key signs in with it, but cannot change the account's passkeys or key.
+  const holder = await newBrowser(browser);
+  await signIn(holder, second);
+  // (At the address the key signed in on: a session cookie belongs to its host.)
+  await holder.goto('/account');
+  await expect(holder.getByRole('note')).toContainText('You signed in with your API key');
+  await expect(holder.getByRole('button', { name: /Remove|Show a new key|Add a passkey/ })).toHaveCount(0);
+  const origin = { Origin: new URL(test.info().project.use.baseURL!).origin };
+  for (const [fn, form] of [['new_api_key', { confirm: 'yes' }], ['remove_passkey', { id: '1' }]] as const) {
+    const answer = await holder.request.post(`/_app/${fn}`, { form, headers: origin });
+    expect(answer.status(), fn).toBe(403);
+    expect(await answer.text(), fn).toContain('sign in with a passkey or a recovery code');
+  }
+  expect(await ordersOf(page, second, pet)).toEqual(orders);
+  await holder.context().close();
 });
 
 test('failed sign-ins with recovery codes are throttled for the address they come from', async ({ browser }) => {

@@ -143,7 +143,9 @@ async fn the_last_active_admin_key_cannot_be_revoked() {
     // The only admin key: refused, through the API and the console, and it still works.
     let message = app.delete(&format!("/api/v1/keys/{admin_id}")).await.assert_error(409, "last_admin_key").to_owned();
     assert!(message.contains("last active admin key"), "{message}");
-    let token = app::services::sessions::start(&app.db, T0, admin_id, None, None).await.unwrap();
+    let token = app::services::sessions::start(&app.db, T0, admin_id, app::services::sessions::Opened::SignUp, None)
+        .await
+        .unwrap();
     let cookie = format!("{}={token}", app.state.session_cookie.name());
     app.call_fn(Some(&cookie), "staff_revoke_key", &format!("id={admin_id}")).await.assert_error(409, "last_admin_key");
     assert_eq!(app.get("/api/v1/keys").await.status, StatusCode::OK);

@@ -77,7 +77,14 @@ const TABLES: &[(&str, &[(&str, Kind)], Option<&str>)] = &[
     ),
     (
         "sessions",
-        &[("token_hash", Bytes), ("key_id", Int), ("passkey_id", OptInt), ("created_at", Int), ("expires_at", Int)],
+        &[
+            ("token_hash", Bytes),
+            ("key_id", Int),
+            ("passkey_id", OptInt),
+            ("opened_by", Text),
+            ("created_at", Int),
+            ("expires_at", Int),
+        ],
         None,
     ),
     ("accounts", &[("id", Int), ("key_id", Int), ("user_handle", Bytes), ("created_at", Int)], Some("id")),

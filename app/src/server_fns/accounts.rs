@@ -12,6 +12,8 @@ use crate::model::{AccountView, NewAccount, PasskeyCeremony, RemovedPasskey};
 
 #[cfg(feature = "ssr")]
 use super::call::Call;
+#[cfg(feature = "ssr")]
+use crate::services::sessions::Opened;
 
 /// Starts making an account with a passkey.
 #[server(prefix = "/_app", endpoint = "passkey_sign_up_begin")]
@@ -36,7 +38,7 @@ pub async fn passkey_sign_up_finish(token: String, credential: String) -> Result
         &credential,
     )
     .await?;
-    call.start_session_with(account.caller.key_id, Some(account.passkey_id)).await?;
+    call.start_session(account.caller.key_id, Opened::Passkey(account.passkey_id)).await?;
     call.no_store();
     Ok(account)
 }
@@ -63,7 +65,7 @@ pub async fn passkey_sign_in_finish(token: String, credential: String) -> Result
         &credential,
     )
     .await?;
-    call.start_session_with(caller.key_id, Some(passkey)).await
+    call.start_session(caller.key_id, Opened::Passkey(passkey)).await
 }
 
 /// Signs in with a recovery code (each works once) and goes on to the account page,
@@ -72,7 +74,7 @@ pub async fn passkey_sign_in_finish(token: String, credential: String) -> Result
 pub async fn recover(code: String, next: Option<String>) -> Result<(), AppError> {
     let call = Call::admit_for_sign_in().await?;
     let caller = crate::services::passkeys::recover(&call.db, &call.access, call.now(), call.client, &code).await?;
-    call.start_session(caller.key_id).await?;
+    call.start_session(caller.key_id, Opened::Code).await?;
     leptos_axum::redirect(&crate::paths::account_href(crate::paths::return_path(next.as_deref())));
     Ok(())
 }
@@ -82,22 +84,20 @@ pub async fn recover(code: String, next: Option<String>) -> Result<(), AppError>
 pub async fn my_account() -> Result<AccountView, AppError> {
     let call = Call::admit().await?;
     let caller = call.require(Role::Customer)?;
-    crate::services::passkeys::account(&call.db, caller, call.session_token()).await
+    crate::services::passkeys::account(&call.db, caller, call.session_opening().await?).await
 }
 
 /// Starts adding a passkey to the signed-in caller's account.
 #[server(prefix = "/_app", endpoint = "add_passkey_begin")]
 pub async fn add_passkey_begin() -> Result<PasskeyCeremony, AppError> {
-    let call = Call::admit().await?;
-    let caller = call.require(Role::Customer)?;
+    let (call, caller) = changing_the_account().await?;
     crate::services::passkeys::begin_adding(&call.db, &call.passkeys, call.now(), caller).await
 }
 
 /// Adds the browser's new passkey, named `name`, to the signed-in caller's account.
 #[server(prefix = "/_app", endpoint = "add_passkey_finish")]
 pub async fn add_passkey_finish(token: String, credential: String, name: String) -> Result<(), AppError> {
-    let call = Call::admit().await?;
-    let caller = call.require(Role::Customer)?;
+    let (call, caller) = changing_the_account().await?;
     crate::services::passkeys::finish_adding(&call.db, &call.passkeys, call.now(), caller, &token, &credential, &name)
         .await
 }
@@ -107,12 +107,8 @@ pub async fn add_passkey_finish(token: String, credential: String, name: String)
 /// otherwise it comes back to the account page.
 #[server(prefix = "/_app", endpoint = "remove_passkey")]
 pub async fn remove_passkey(id: i64) -> Result<RemovedPasskey, AppError> {
-    let call = Call::admit().await?;
-    let caller = call.require(Role::Customer)?;
-    let this_browser = match call.session_token() {
-        Some(token) => crate::services::sessions::passkey_of(&call.db, token).await? == Some(id),
-        None => false,
-    };
+    let (call, caller) = changing_the_account().await?;
+    let this_browser = call.session_opening().await?.and_then(|opening| opening.passkey) == Some(id);
     let removed = crate::services::passkeys::remove(&call.db, caller, id).await?;
     if this_browser {
         call.end_session().await?;
@@ -127,12 +123,23 @@ pub async fn remove_passkey(id: i64) -> Result<RemovedPasskey, AppError> {
 /// one stops working, and the sessions it may have opened end, but this browser's.
 #[server(prefix = "/_app", endpoint = "new_api_key")]
 pub async fn new_api_key(confirm: Option<String>) -> Result<String, AppError> {
-    let call = Call::admit().await?;
-    let caller = call.require(Role::Customer)?;
+    let (call, caller) = changing_the_account().await?;
     if confirm.as_deref() != Some("yes") {
         return Err(AppError::validation("confirm", "must be yes: the current key stops working"));
     }
     let key = call.access.auth.new_secret(caller.key_id, call.session_token()).await?;
     call.no_store();
     Ok(key)
+}
+
+/// The call of a change to the signed-in caller's passkeys or key: refused from a
+/// session the key's secret opened once the account has a passkey
+/// (`services::passkeys::may_change`).
+#[cfg(feature = "ssr")]
+async fn changing_the_account() -> Result<(Call, crate::model::Caller), AppError> {
+    let call = Call::admit().await?;
+    let caller = call.require(Role::Customer)?;
+    let by_key = call.session_opening().await?.is_none_or(|opening| opening.by_key);
+    crate::services::passkeys::may_change(&call.db, caller, by_key).await?;
+    Ok((call, caller))
 }

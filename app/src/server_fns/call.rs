@@ -87,15 +87,10 @@ impl Call {
         auth::require(self.caller, role)
     }
 
-    /// Signs this browser in as `key_id`, ending the session it had.
-    pub async fn start_session(&self, key_id: i64) -> Result<(), AppError> {
-        self.start_session_with(key_id, None).await
-    }
-
-    /// As [`Call::start_session`], for a session a passkey opened (removing the passkey
-    /// ends it).
-    pub async fn start_session_with(&self, key_id: i64, passkey: Option<i64>) -> Result<(), AppError> {
-        let token = sessions::start(&self.db, self.now(), key_id, passkey, self.token.as_deref()).await?;
+    /// Signs this browser in as `key_id` (`opened`: how it proved it), ending the
+    /// session it had.
+    pub async fn start_session(&self, key_id: i64, opened: sessions::Opened<'_>) -> Result<(), AppError> {
+        let token = sessions::start(&self.db, self.now(), key_id, opened, self.token.as_deref()).await?;
         self.set_cookie(&self.session_cookie.set(Some(&token)));
         Ok(())
     }
@@ -103,6 +98,14 @@ impl Call {
     /// This browser's session token, if it is signed in.
     pub fn session_token(&self) -> Option<&str> {
         self.token.as_deref()
+    }
+
+    /// How this browser's session was opened (`None` when it has none).
+    pub async fn session_opening(&self) -> Result<Option<sessions::Opening>, AppError> {
+        match &self.token {
+            Some(token) => sessions::opening(&self.db, token).await,
+            None => Ok(None),
+        }
     }
 
     pub async fn end_session(&self) -> Result<(), AppError> {

@@ -94,7 +94,7 @@ pub async fn sign_in(key: String, next: Option<String>) -> Result<(), AppError> 
         return Err(AppError::validation("key", "paste the API key you were given"));
     }
     let caller = call.access.sign_in(key, call.client).await?;
-    call.start_session(caller.key_id).await?;
+    call.start_session(caller.key_id, crate::services::sessions::Opened::Key(key)).await?;
     leptos_axum::redirect(crate::paths::return_path(next.as_deref()));
     Ok(())
 }
@@ -107,7 +107,7 @@ pub async fn sign_up(name: Option<String>) -> Result<crate::model::CreatedApiKey
     let request = crate::model::SignUp { name };
     let created =
         crate::services::keys::sign_up(&call.db, &call.access.limiter, call.now(), call.client, request).await?;
-    call.start_session(created.key_info.id).await?;
+    call.start_session(created.key_info.id, crate::services::sessions::Opened::SignUp).await?;
     call.no_store();
     Ok(created)
 }

@@ -383,9 +383,44 @@ pub async fn finish_adding(
     .await
 }
 
-/// The caller's account as its owner sees it: `session` is this browser's session
-/// token (to mark the passkey it was opened with).
-pub async fn account(db: &Db, caller: Caller, session: Option<&str>) -> AppResult<AccountView> {
+/// Whether a session `by_key` (opened with the API key's secret) is kept from changing
+/// an account with `passkeys` passkeys: once it has one, changing its passkeys or its
+/// key needs a session a passkey or a recovery code opened, so that a leaked API key,
+/// which signs in, cannot lock the owner out. (A key's account without a passkey has
+/// only its key to prove who owns it.)
+fn locked(by_key: bool, passkeys: usize) -> bool {
+    by_key && passkeys > 0
+}
+
+/// Whether a passkey may be removed from an account with `passkeys` passkeys and
+/// `codes` unused recovery codes: never the last one without a way back in.
+fn removable(passkeys: usize, codes: i64) -> bool {
+    passkeys > 1 || codes > 0
+}
+
+/// Refuses (403) a change to the caller's passkeys or key from a session `by_key`
+/// once the account has a passkey ([`locked`]).
+pub async fn may_change(db: &Db, caller: Caller, by_key: bool) -> AppResult<()> {
+    let passkeys = match sql::accounts::account_of_key(db, caller.key_id).await? {
+        Some((account_id, _)) => sql::accounts::passkeys_of(db, account_id).await?.len(),
+        None => 0,
+    };
+    if locked(by_key, passkeys) {
+        return Err(AppError::new(
+            ErrorCode::Forbidden,
+            "sign in with a passkey or a recovery code to change this account's passkeys or key",
+        ));
+    }
+    Ok(())
+}
+
+/// The caller's account as its owner sees it: `session` is how this browser's session
+/// was opened (to mark the passkey it was opened with, and whether it may change it).
+pub async fn account(
+    db: &Db,
+    caller: Caller,
+    session: Option<crate::services::sessions::Opening>,
+) -> AppResult<AccountView> {
     let key = keys::get(db, caller.key_id).await?;
     let (passkeys, recovery_codes_left) = match sql::accounts::account_of_key(db, caller.key_id).await? {
         Some((account_id, _)) => (
@@ -394,12 +429,12 @@ pub async fn account(db: &Db, caller: Caller, session: Option<&str>) -> AppResul
         ),
         None => (Vec::new(), 0),
     };
-    let this_browser = match session {
-        Some(token) => crate::services::sessions::passkey_of(db, token).await?,
-        None => None,
-    };
+    let this_browser = session.and_then(|opening| opening.passkey);
+    let by_key = session.is_none_or(|opening| opening.by_key);
     let rfc3339 = crate::services::clock::rfc3339;
+    let removable = removable(passkeys.len(), recovery_codes_left);
     Ok(AccountView {
+        locked: locked(by_key, passkeys.len()),
         key_id: key.id,
         role: key.role,
         key_start: keys::shown_start(&key.prefix),
@@ -407,6 +442,7 @@ pub async fn account(db: &Db, caller: Caller, session: Option<&str>) -> AppResul
             .into_iter()
             .map(|row| PasskeyView {
                 this_browser: this_browser == Some(row.id),
+                removable,
                 id: row.id,
                 name: row.name,
                 created_at: rfc3339(row.created_at),
@@ -425,9 +461,8 @@ pub async fn remove(db: &Db, caller: Caller, passkey_id: i64) -> AppResult<Remov
     let missing = || AppError::not_found("passkey", passkey_id);
     let (account_id, _) = sql::accounts::account_of_key_in(&mut tx, caller.key_id).await?.ok_or_else(missing)?;
     let name = sql::accounts::passkey_name(&mut tx, account_id, passkey_id).await?.ok_or_else(missing)?;
-    if sql::accounts::passkey_count(&mut tx, account_id).await? == 1
-        && sql::accounts::unused_recovery_codes(&mut tx, account_id).await? == 0
-    {
+    let passkeys = usize::try_from(sql::accounts::passkey_count(&mut tx, account_id).await?).unwrap_or(usize::MAX);
+    if !removable(passkeys, sql::accounts::unused_recovery_codes(&mut tx, account_id).await?) {
         return Err(AppError::validation(
             "passkey",
             "this is the account's last passkey and no recovery code is left: add another passkey first",

@@ -3,7 +3,7 @@
 //! browser storage.
 
 use crate::db::{Db, sql};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult, ErrorCode, PASSKEY_REFUSED};
 use crate::model::Caller;
 use crate::services::keys;
 
@@ -12,22 +12,76 @@ pub const SESSION_SECONDS: i64 = 30 * 86_400;
 /// Sessions a key may have at once; signing in once more ends the oldest.
 pub const SESSIONS_PER_KEY: i64 = 10;
 
+/// What signed a browser in; each session remembers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opened<'a> {
+    /// The API key's secret, as presented: checked again as the session is stored, so
+    /// that a secret replaced meanwhile (`keys::new_secret`) opens none.
+    Key(&'a str),
+    /// A passkey: removing it ends the session, and one removed meanwhile opens none.
+    Passkey(i64),
+    /// A recovery code or a staff sign-in link (spent by now).
+    Code,
+    /// A key just made by signing up.
+    SignUp,
+}
+
+impl Opened<'_> {
+    fn stored(self) -> &'static str {
+        match self {
+            Opened::Key(_) => "key",
+            Opened::Passkey(_) => "passkey",
+            Opened::Code => "code",
+            Opened::SignUp => "sign_up",
+        }
+    }
+}
+
+/// How a live session was opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opening {
+    /// By the API key's secret (`Opened::Key`).
+    pub by_key: bool,
+    pub passkey: Option<i64>,
+}
+
 /// Starts a session for a key (already authenticated by the caller) and returns the
-/// token. `passkey` is the passkey that signed in, if one did: removing it ends the
-/// session. `replacing` is the browser's current session, if it had one: it ends in the
+/// token. `opened` says how it signed in (a key's secret or a passkey is checked once
+/// more in the session's own transaction: replaced or removed meanwhile, it opens no
+/// session). `replacing` is the browser's current session, if it had one: it ends in the
 /// same transaction, so signing in again leaves one session per browser. Beyond
 /// [`SESSIONS_PER_KEY`] live sessions the oldest of the key's end.
-pub async fn start(db: &Db, now: i64, key_id: i64, passkey: Option<i64>, replacing: Option<&str>) -> AppResult<String> {
+pub async fn start(db: &Db, now: i64, key_id: i64, opened: Opened<'_>, replacing: Option<&str>) -> AppResult<String> {
     let token = keys::random_token::<32>()?;
     let token_hash = keys::hash(&token);
     let replaced = replacing.map(keys::hash);
+    let secret = match opened {
+        Opened::Key(key) => Some(keys::hash(key)),
+        _ => None,
+    };
+    let passkey = match opened {
+        Opened::Passkey(id) => Some(id),
+        _ => None,
+    };
+    let opened_by = opened.stored();
     db.write(move |conn| {
         Box::pin(async move {
+            if let Some(secret) = secret
+                && !sql::keys::secret_is(conn, key_id, &secret).await?
+            {
+                return Err(crate::services::auth::invalid_key());
+            }
+            if let Some(passkey) = passkey
+                && !sql::accounts::passkey_exists(conn, passkey).await?
+            {
+                return Err(AppError::new(ErrorCode::InvalidApiKey, PASSKEY_REFUSED));
+            }
             if let Some(replaced) = replaced {
                 sql::keys::delete_session(conn, &replaced).await?;
             }
             let expires_at = now + SESSION_SECONDS;
-            sql::keys::insert_session(conn, &token_hash, key_id, passkey, now, expires_at, SESSIONS_PER_KEY).await
+            sql::keys::insert_session(conn, &token_hash, key_id, passkey, opened_by, now, expires_at, SESSIONS_PER_KEY)
+                .await
         })
     })
     .await?;
@@ -40,9 +94,10 @@ pub async fn caller(db: &Db, now: i64, token: &str) -> AppResult<Option<Caller>>
     Ok(row.map(|row| row.caller()))
 }
 
-/// The passkey that opened the session of `token`, if one did.
-pub async fn passkey_of(db: &Db, token: &str) -> AppResult<Option<i64>> {
-    sql::keys::session_passkey(db, &keys::hash(token)).await
+/// How the session of `token` was opened (`None`: there is no such session).
+pub async fn opening(db: &Db, token: &str) -> AppResult<Option<Opening>> {
+    let found = sql::keys::session_opening(db, &keys::hash(token)).await?;
+    Ok(found.map(|(by, passkey)| Opening { by_key: by == "key", passkey }))
 }
 
 pub async fn end(db: &Db, token: &str) -> AppResult<()> {

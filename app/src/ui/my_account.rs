@@ -30,6 +30,8 @@ pub fn AccountPage() -> impl IntoView {
                 Done::new("You are signed in with a recovery code. Add a passkey for this device below, so that you need no code next time.")
             })
             .or_else(|| flash.note::<RemovePasskey>(|removed, _| Done::new(removed_text(&removed))))
+            // A new key is shown in its own place (below); a refusal is said here.
+            .or_else(|| flash.note::<NewApiKey>(|_, _| Done::default()).filter(|note| note.is_refusal()))
     });
     let made = from_flash(|flash| flash.note::<NewApiKey>(|key, _| Done { secret: Some(key), ..Done::default() }))
         .and_then(|note| note.secret);
@@ -47,6 +49,13 @@ pub fn AccountPage() -> impl IntoView {
                                 {added.then(|| view! { <p class="notice notice-success" role="status">"Passkey added."</p> })}
                             </div>
                             {next.map(|href| view! { <p class="onward"><a href=href>"Continue to the page you were on →"</a></p> })}
+                            {account.locked.then(|| view! {
+                                <p class="notice" role="note">
+                                    "You signed in with your API key. To add or remove passkeys or to make a new key, "
+                                    <a href=crate::paths::sign_in_href("/account")>"sign in with a passkey or a recovery code"</a>
+                                    ": whoever holds the key must not be able to lock you out."
+                                </p>
+                            })}
                             <Passkeys account=account.clone()/>
                             <ApiKey account made/>
                         }
@@ -79,7 +88,7 @@ fn removed_text(removed: &crate::model::RemovedPasskey) -> String {
 #[component]
 fn Passkeys(account: AccountView) -> impl IntoView {
     let codes = account.recovery_codes_left;
-    let last = account.passkeys.len() == 1;
+    let locked = account.locked;
     // A key that signs in with its secret (no passkey, no codes) has nothing to count.
     let counted = !account.passkeys.is_empty() || codes > 0;
     view! {
@@ -94,12 +103,12 @@ fn Passkeys(account: AccountView) -> impl IntoView {
             } else {
                 view! {
                     <ul class="passkey-list">
-                        {account.passkeys.into_iter().map(|passkey| view! { <PasskeyRow passkey last codes/> }).collect_view()}
+                        {account.passkeys.into_iter().map(|passkey| view! { <PasskeyRow passkey locked/> }).collect_view()}
                     </ul>
                 }
                 .into_any()
             }}
-            <AddPasskey/>
+            {(!locked).then(|| view! { <AddPasskey/> })}
             {counted.then(|| view! {
                 <p class="muted recovery-left">{match codes {
                     0 => "No recovery code left: keep a second passkey, so that losing one device does not lock you out.".to_owned(),
@@ -112,12 +121,11 @@ fn Passkeys(account: AccountView) -> impl IntoView {
 }
 
 /// A passkey with its remove button (a plain form). The last one is removable only
-/// while a recovery code is left; the store refuses otherwise, and the page says why
-/// before anyone tries.
+/// while a recovery code is left (`removable`, the service's rule); the page says why
+/// before anyone tries. `locked`: this session may not change passkeys.
 #[component]
-fn PasskeyRow(passkey: PasskeyView, last: bool, codes: i64) -> impl IntoView {
+fn PasskeyRow(passkey: PasskeyView, locked: bool) -> impl IntoView {
     let remove = ServerAction::<RemovePasskey>::new();
-    let blocked = last && codes == 0;
     let label = format!("Remove “{}”", passkey.name);
     view! {
         <li data-passkey-id=passkey.id>
@@ -132,7 +140,9 @@ fn PasskeyRow(passkey: PasskeyView, last: bool, codes: i64) -> impl IntoView {
                     None => "never".into_any(),
                 }}
             </p>
-            {if blocked {
+            {if locked {
+                ().into_any()
+            } else if !passkey.removable {
                 view! { <p class="muted">"Your only way in: add another passkey before removing it."</p> }.into_any()
             } else {
                 view! {
@@ -165,6 +175,7 @@ fn ApiKey(account: AccountView, made: Option<String>) -> impl IntoView {
                 " (the rest is kept only as a hash, so it cannot be shown again)."</p>
             {match made {
                 Some(key) => view! { <NewKeyIsland key/> }.into_any(),
+                None if account.locked => ().into_any(),
                 None => view! {
                     <ActionForm action=renew attr:class="stacked">
                         <label class="check">

@@ -123,7 +123,9 @@ impl TestApp {
     /// A browser session for a new key of this role: its id and the `Cookie` header value.
     pub async fn session(&self, role: Role) -> (i64, String) {
         let (id, _) = self.key(role, Plan::Pro, None).await;
-        let token = app::services::sessions::start(&self.db, T0, id, None, None).await.unwrap();
+        let token = app::services::sessions::start(&self.db, T0, id, app::services::sessions::Opened::SignUp, None)
+            .await
+            .unwrap();
         (id, format!("{}={token}", self.state.session_cookie.name()))
     }
 

@@ -168,13 +168,23 @@ pub async fn recovery_code_key(db: &Db, code_hash: &[u8], now: i64) -> AppResult
 /// once, one).
 pub async fn spend_recovery_code(conn: &mut Conn, code_hash: &[u8], now: i64) -> AppResult<bool> {
     Ok(on_conn!(conn, |c| sqlx::query(
-        "UPDATE recovery_codes SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL"
+        "UPDATE recovery_codes SET used_at = $1
+         WHERE code_hash = $2 AND used_at IS NULL AND (expires_at IS NULL OR expires_at > $1)"
     )
     .bind(now)
     .bind(code_hash)
     .execute(c)
     .await
     .map(|done| done.rows_affected() == 1))?)
+}
+
+/// Whether passkey `id` is still there (not removed).
+pub async fn passkey_exists(conn: &mut Conn, id: i64) -> AppResult<bool> {
+    let found: i64 = on_conn!(conn, |c| sqlx::query_scalar("SELECT COUNT(*) FROM passkeys WHERE id = $1")
+        .bind(id)
+        .fetch_one(c)
+        .await)?;
+    Ok(found == 1)
 }
 
 /// How many passkeys an account has.

@@ -126,6 +126,7 @@ pub async fn insert_session(
     token_hash: &[u8],
     key_id: i64,
     passkey_id: Option<i64>,
+    opened_by: &str,
     now: i64,
     expires_at: i64,
     keep: i64,
@@ -146,11 +147,13 @@ pub async fn insert_session(
     };
     on_conn!(conn, |c| {
         sqlx::query(
-            "INSERT INTO sessions (token_hash, key_id, passkey_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO sessions (token_hash, key_id, passkey_id, opened_by, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(token_hash)
         .bind(key_id)
         .bind(passkey_id)
+        .bind(opened_by)
         .bind(now)
         .bind(expires_at)
         .execute(&mut *c)
@@ -194,14 +197,24 @@ pub async fn end_sessions_opened_without_passkey(conn: &mut Conn, key_id: i64, k
     .map(|done| done.rows_affected()))?)
 }
 
-/// The passkey that opened a session, if one did.
-pub async fn session_passkey(db: &Db, token_hash: &[u8]) -> AppResult<Option<i64>> {
-    let found: Option<Option<i64>> =
-        on_pool!(db, |pool| sqlx::query_scalar("SELECT passkey_id FROM sessions WHERE token_hash = $1")
-            .bind(token_hash)
-            .fetch_optional(pool)
-            .await)?;
-    Ok(found.flatten())
+/// What opened a session (`opened_by`) and the passkey, if one did.
+pub async fn session_opening(db: &Db, token_hash: &[u8]) -> AppResult<Option<(String, Option<i64>)>> {
+    Ok(on_pool!(db, |pool| sqlx::query_as("SELECT opened_by, passkey_id FROM sessions WHERE token_hash = $1")
+        .bind(token_hash)
+        .fetch_optional(pool)
+        .await)?)
+}
+
+/// Whether key `id` is active and its secret's hash is still `key_hash` (not replaced).
+pub async fn secret_is(conn: &mut Conn, id: i64, key_hash: &[u8]) -> AppResult<bool> {
+    let found: i64 = on_conn!(conn, |c| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM api_keys WHERE id = $1 AND key_hash = $2 AND revoked_at IS NULL"
+    )
+    .bind(id)
+    .bind(key_hash)
+    .fetch_one(c)
+    .await)?;
+    Ok(found == 1)
 }
 
 /// The key of a live session whose key is not revoked.
