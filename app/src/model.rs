@@ -604,6 +604,12 @@ pub struct Caller {
     pub limits: Limits,
 }
 
+/// How long the browser is told to wait for the user in a passkey ceremony: less than
+/// the 5 minutes a ceremony lives on the server (`services::passkeys`), so that an
+/// answer given at the browser's last moment is still in time. The sign-in page's
+/// autofill request, which waits as long as the page is open, is made anew this often.
+pub const PASSKEY_WAIT_SECONDS: u64 = 240;
+
 /// The first half of a passkey ceremony, for the browser (`services::passkeys`): the
 /// token to send back with its answer, and the options for `navigator.credentials`
 /// as JSON. Storefront only; not part of the REST API.

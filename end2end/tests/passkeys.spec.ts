@@ -37,8 +37,18 @@ function localhost(): string {
   return url.origin;
 }
 
-/** A virtual authenticator for `page`, answering every ceremony as a user would. */
-async function withAuthenticator(page: Page) {
+/**
+ * A virtual authenticator for `page`, answering every ceremony as a user would. It
+ * answers an autofill request (conditional mediation) at once, as a shopper picking
+ * the passkey from the list, so these pages stand for a browser without passkey
+ * autofill unless `autofill` is set: the tests that press the buttons press them.
+ */
+async function withAuthenticator(page: Page, { autofill = false } = {}) {
+  if (!autofill) {
+    await page.addInitScript(() => {
+      Object.defineProperty(PublicKeyCredential, 'isConditionalMediationAvailable', { value: async () => false });
+    });
+  }
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
@@ -94,6 +104,45 @@ test('a shopper makes an account with a passkey, signs in with it after signing 
   await page.goto(`${localhost()}/orders`);
   await expect(page.locator('main')).toContainText('Passkey pet');
   await page.screenshot({ path: path.join(SHOTS, 'passkeys-orders.png'), fullPage: true });
+});
+
+test("the sign-in page offers the account's passkey in the browser's autofill", async ({ page }) => {
+  await withAuthenticator(page, { autofill: true });
+  await signUp(page);
+  await signOut(page);
+  await page.goto(`${localhost()}/sign-in?next=%2Forders`);
+  // The field the browser's autofill offers passkeys in; the authenticator picks the
+  // account's at once, as a shopper would from the list, and no button is pressed.
+  await expect(page.getByRole('textbox', { name: 'Account' })).toHaveAttribute('autocomplete', 'username webauthn');
+  await expect(page).toHaveURL(/\/orders$/);
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
+});
+
+test("a press of the button ends the autofill's waiting request before its own ceremony", async ({ browser }) => {
+  const maker = await newBrowser(browser);
+  const passkeys = await withAuthenticator(maker);
+  await signUp(maker);
+  const [passkey] = await passkeys();
+  await maker.context().close();
+
+  // A browser whose autofill request waits, as a shopper's does until they pick a
+  // passkey (no virtual authenticator yet: Chromium's own, which leaves it open).
+  const page = await newBrowser(browser);
+  await page.goto(`${localhost()}/sign-in`);
+  await hydrated(page);
+  await expect(page.locator('form.passkey-sign-in')).toHaveAttribute('data-autofill', 'waiting');
+  // The account's passkey, now in this browser's authenticator. A browser takes one
+  // request at a time: the button's would fail ("A request is already pending") had
+  // the waiting one not been ended.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: passkey });
+  await page.getByRole('button', { name: 'Continue with a passkey' }).click();
+  await expect(page.locator('.who')).toHaveText('Signed in · Customer');
+  await page.context().close();
 });
 
 test('a recovery code signs in once; a passkey from no account here does not sign in', async ({ browser }) => {

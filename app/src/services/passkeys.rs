@@ -35,9 +35,6 @@ use crate::services::keys::{self, NewKey};
 
 /// How long a ceremony may take, from its options to the browser's answer: 5 minutes.
 pub const CEREMONY_SECONDS: i64 = 300;
-/// How long the browser is told to wait for the user: less than the ceremony's 5
-/// minutes, so that an answer given at the browser's last moment is still in time.
-const BROWSER_SECONDS: u64 = 240;
 /// Recovery codes made with an account.
 pub const RECOVERY_CODES: usize = 10;
 /// The letters of a recovery code: no 0/o, 1/l look-alikes; 32 of them, 5 bits each.
@@ -67,7 +64,10 @@ impl RelyingParty {
         };
         let webauthn = WebauthnBuilder::new(&rp_id, &url)
             .and_then(|builder| {
-                builder.rp_name("Pet Store").timeout(std::time::Duration::from_secs(BROWSER_SECONDS)).build()
+                builder
+                    .rp_name("Pet Store")
+                    .timeout(std::time::Duration::from_secs(crate::model::PASSKEY_WAIT_SECONDS))
+                    .build()
             })
             .map_err(|err| refused(err.to_string()))?;
         Ok(RelyingParty { webauthn })

@@ -20,7 +20,8 @@ pub fn HelpPage() -> impl IntoView {
             </p>
             <ul>
                 <li>"To sign in, choose " <em>"Continue with a passkey"</em> " on " <a href="/sign-in">"Sign in"</a>
-                    ". You type no name: your device knows which account the passkey is for."</li>
+                    ". You type no name: your device knows which account the passkey is for. Most browsers also "
+                    "offer the passkey when you tap the " <em>"Account"</em> " field there: pick it, and you are in."</li>
                 <li>"On another device, your browser may offer to use the passkey on your phone. Or sign in there "
                     "with a recovery code, then add a passkey for that device on " <a href="/account">"your account page"</a> "."</li>
                 <li>"Your account page lists your passkeys, when each was last used, and lets you remove one you no "

@@ -61,18 +61,32 @@ pub fn PasskeySignUp(back: Option<String>) -> impl IntoView {
 }
 
 /// "Sign in with a passkey" (the button's words avoid "Sign in", the API-key form's
-/// button): the ceremony, then on to `next`.
+/// button): the ceremony, then on to `next`. Where the browser offers passkeys in a
+/// field's autofill (conditional mediation), the "Account" field does: a request waits
+/// from the page's load for the shopper to pick one there, and a press of the button
+/// ends it before its own ceremony starts (a browser takes one request at a time). The
+/// field is no required part of the form: the passkey names the account.
 #[cfg_attr(feature = "lazy-islands", island(lazy))]
 #[cfg_attr(not(feature = "lazy-islands"), island)]
 pub fn PasskeySignIn(next: String) -> impl IntoView {
     let step = RwSignal::new(Step::Ready);
-    let start = move |_| {
+    // Hidden where the browser has no such autofill: the field would do nothing there.
+    let autofill = RwSignal::new(true);
+    // While the autofill's request waits (the form says so, for the tests to see).
+    let waiting = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    {
+        let next = next.clone();
+        Effect::new(move |_| browser::offer_in_autofill(next.clone(), step, autofill, waiting));
+    }
+    let start = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
         step.set(Step::Working);
         #[cfg(feature = "hydrate")]
         {
             let next = next.clone();
             leptos::task::spawn_local(async move {
-                match browser::sign_in().await {
+                match browser::sign_in(waiting).await {
                     Ok(()) => super::webauthn::go_to(&next),
                     Err(problem) => step.set(Step::Failed(problem)),
                 }
@@ -82,9 +96,19 @@ pub fn PasskeySignIn(next: String) -> impl IntoView {
         let _ = &next;
     };
     view! {
-        <button type="button" class="passkey" on:click=start disabled=move || step.get() == Step::Working>
-            "Continue with a passkey"
-        </button>
+        <form class="stacked passkey-sign-in" on:submit=start data-autofill=move || waiting.get().then_some("waiting")>
+            <div class="autofill" hidden=move || !autofill.get()>
+                <label>
+                    "Account"
+                    <input type="text" name="username" autocomplete="username webauthn" autocapitalize="none"
+                        spellcheck="false" aria-describedby="autofill-hint"/>
+                </label>
+                <small id="autofill-hint">"Your browser offers your passkey in this field, or press the button."</small>
+            </div>
+            <button type="submit" class="passkey" disabled=move || step.get() == Step::Working>
+                "Continue with a passkey"
+            </button>
+        </form>
         <StepNote step/>
     }
 }
@@ -178,8 +202,13 @@ pub fn RecoveryForm(next: Option<String>, code: Option<String>) -> impl IntoView
 /// back.
 #[cfg(feature = "hydrate")]
 mod browser {
+    use std::cell::{Cell, RefCell};
+
+    use leptos::prelude::*;
+
+    use super::Step;
     use crate::error::AppError;
-    use crate::model::NewAccount;
+    use crate::model::{NewAccount, PASSKEY_WAIT_SECONDS};
     use crate::server_fns::{
         add_passkey_begin, add_passkey_finish, passkey_sign_in_begin, passkey_sign_in_finish, passkey_sign_up_begin,
         passkey_sign_up_finish,
@@ -202,9 +231,70 @@ mod browser {
         add_passkey_finish(ceremony.token, credential, name).await.map_err(|e| words(&e))
     }
 
-    pub async fn sign_in() -> Result<(), String> {
+    /// The button's ceremony, once the autofill's request is ended.
+    pub async fn sign_in(waiting: RwSignal<bool>) -> Result<(), String> {
+        stop_autofill();
+        waiting.set(false);
         let ceremony = passkey_sign_in_begin().await.map_err(|e| words(&e))?;
         let credential = webauthn::get(&ceremony.options).await?;
         passkey_sign_in_finish(ceremony.token, credential).await.map_err(|e| words(&e))
+    }
+
+    thread_local! {
+        /// The autofill's waiting request, to end it.
+        static AUTOFILL: RefCell<Option<webauthn::Stopper>> = const { RefCell::new(None) };
+        /// Counts the autofill's requests: a request whose number is no longer the
+        /// latest was ended (by the button, or made anew) and does nothing more.
+        static ROUND: Cell<u32> = const { Cell::new(0) };
+    }
+
+    fn stop_autofill() -> u32 {
+        if let Some(stop) = AUTOFILL.take() {
+            stop.stop();
+        }
+        ROUND.with(|round| {
+            round.set(round.get().wrapping_add(1));
+            round.get()
+        })
+    }
+
+    /// Lets the browser offer this store's passkeys in the autofill of the sign-in
+    /// page's field: a request that waits for the shopper to pick one, then signs in
+    /// and goes on to `next`. Made anew before its ceremony expires on the server. A
+    /// refusal is shown and ends it (the button is the way to try again); a request
+    /// ended or cancelled shows nothing. `field` is cleared where the browser has no
+    /// such autofill; `waiting` is set while the request waits.
+    pub fn offer_in_autofill(next: String, step: RwSignal<Step>, field: RwSignal<bool>, waiting: RwSignal<bool>) {
+        leptos::task::spawn_local(async move {
+            if !webauthn::autofill_available().await {
+                field.set(false);
+                return;
+            }
+            let round = stop_autofill();
+            let (Ok(ceremony), Ok(stop)) = (passkey_sign_in_begin().await, webauthn::Stopper::new()) else { return };
+            if ROUND.get() != round {
+                return;
+            }
+            AUTOFILL.set(Some(stop.clone()));
+            let again = next.clone();
+            webauthn::after(PASSKEY_WAIT_SECONDS, move || {
+                if ROUND.get() == round {
+                    offer_in_autofill(again, step, field, waiting);
+                }
+            });
+            waiting.set(true);
+            let picked = webauthn::get_from_autofill(&ceremony.options, &stop).await;
+            if ROUND.get() != round {
+                return;
+            }
+            waiting.set(false);
+            let Ok(credential) = picked else { return };
+            stop_autofill();
+            step.set(Step::Working);
+            match passkey_sign_in_finish(ceremony.token, credential).await {
+                Ok(()) => webauthn::go_to(&next),
+                Err(error) => step.set(Step::Failed(words(&error))),
+            }
+        });
     }
 }
