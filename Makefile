@@ -41,7 +41,7 @@ SQUAWK_LOCK := app/migrations/squawk-requirements.txt
 # the alert rules and the scrape (scripts/check-deploy.py).
 PROMTOOL := $(TOOLS_DIR)/prometheus/usr/bin/promtool
 
-.PHONY: native-libs compress-tools demo-photos bench bench-orders-wrk bench-lighthouse bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
+.PHONY: native-libs rust-tools compress-tools demo-photos bench bench-orders-wrk bench-lighthouse bench-scale bench-backup bench-counting bench-order-batch bench-auth bench-orders help run test lint build-tools test-tools toolchain cargo-leptos wasm-bindgen wasm-opt chromium fault-tools db-tools wrk python-venv schemathesis litestream squawk python-client deploy-tools build-release dist test-dist test-rust test-e2e test-api test-dev-loop
 
 help:
 	@echo "make run   - install what is missing, build (release), serve the store at http://$(RUN_ADDR)/ (passkeys: http://localhost:$(lastword $(subst :, ,$(RUN_ADDR)))/)"
@@ -187,7 +187,7 @@ bench-orders: toolchain
 # --- installing what is missing -------------------------------------------------------
 
 # What building needs, and what testing needs on top (a browser and Playwright).
-build-tools: toolchain native-libs cargo-leptos wasm-bindgen wasm-opt compress-tools
+build-tools: toolchain native-libs rust-tools wasm-opt compress-tools
 test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis python-client litestream deploy-tools
 
 toolchain:
@@ -195,6 +195,11 @@ toolchain:
 	   && rustup target list --installed --toolchain $(RUST_VERSION) | grep -qx wasm32-unknown-unknown; then \
 	  echo "ok: Rust $(RUST_VERSION) with wasm32"; \
 	else rustup toolchain install; fi
+
+# cargo-leptos and the wasm-bindgen CLI compiled side by side: each leaves a core idle
+# for stretches (a large crate alone, the link), which the other fills.
+rust-tools: toolchain
+	@$(MAKE) --no-print-directory -j2 cargo-leptos wasm-bindgen
 
 # Unoptimised: it compiles in half the time (7 min instead of 16 on 2 cores), and what
 # it does itself at run time is small beside what it calls (cargo, wasm-bindgen,

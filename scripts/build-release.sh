@@ -58,10 +58,21 @@ else
 fi
 
 rm -f "$record"
+# The site and the server side by side: with hashed names, one `cargo leptos build`
+# builds them one after the other, and the site's last minutes (its largest crate
+# alone, then wasm-bindgen and wasm-opt, one thread each) leave a core idle that the
+# server's build can use. So they are two builds of their own, at once (their target
+# folders differ: the site's is target/front).
 # --split with lazy-islands: the staff console's islands in WASM files of their own
-# (app/Cargo.toml).
-LEPTOS_HASH_FILES=true cargo leptos build --release --split --lib-features lazy-islands
-scripts/precompress.sh target/site/pkg "$target_dir/release/hash.txt"
+# (app/Cargo.toml). The site's build also writes hash.txt beside the server.
+export LEPTOS_HASH_FILES=true
+cargo leptos build --release --server-only &
+server=$!
+site=0
+cargo leptos build --release --frontend-only --split --lib-features lazy-islands \
+  && scripts/precompress.sh target/site/pkg "$target_dir/release/hash.txt" || site=$?
+wait "$server" || { echo "the server's release build failed" >&2; exit 1; }
+[[ $site == 0 ]] || { echo "the site's release build failed" >&2; exit 1; }
 if [[ -n $wanted ]]; then
   { echo "$wanted"; built; } >"$record"
 fi
