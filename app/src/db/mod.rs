@@ -75,6 +75,9 @@ pub struct Db(Arc<Inner>);
 
 struct Inner {
     pool: Pool,
+    /// What write transactions run on: the same pool on PostgreSQL; on SQLite, one
+    /// connection of the writers' own (`sqlite::Pools`).
+    write_pool: Pool,
     /// Which of the pool's connections a storage fault has made suspect (SQLite's).
     reopen: sqlite::Reopen,
     /// Tells `server restore` that the store's file is open (SQLite's).
@@ -106,9 +109,9 @@ impl Db {
     /// (on an existing SQLite store, after a snapshot of it, when asked).
     pub async fn open(url: &str, opening: Opening) -> Result<Db, sqlx::Error> {
         let durability = opening.durability;
-        let (pool, reopen, in_use) = match Engine::of_url(url)? {
+        let (pool, write_pool, reopen, in_use) = match Engine::of_url(url)? {
             Engine::Sqlite => {
-                let (pool, reopen, in_use) = sqlite::connect(url, durability).await?;
+                let (sqlite::Pools { read: pool, write }, reopen, in_use) = sqlite::connect(url, durability).await?;
                 if opening.snapshot_before_migrating
                     && let Some(version) = sqlite::first_pending(&pool).await?
                 {
@@ -122,16 +125,16 @@ impl Db {
                     })?;
                 }
                 sqlite::migrate(&pool).await?;
-                (Pool::Sqlite(pool), reopen, in_use)
+                (Pool::Sqlite(pool), Pool::Sqlite(write), reopen, in_use)
             }
-            Engine::Postgres => (
-                Pool::Postgres(postgres::connect(url, durability).await?),
-                sqlite::Reopen::default(),
-                sqlite::InUse::none(),
-            ),
+            Engine::Postgres => {
+                let pool = Pool::Postgres(postgres::connect(url, durability).await?);
+                (pool.clone(), pool, sqlite::Reopen::default(), sqlite::InUse::none())
+            }
         };
         Ok(Db(Arc::new(Inner {
             pool,
+            write_pool,
             reopen,
             _in_use: in_use,
             generation: AtomicU64::new(0),
@@ -222,8 +225,9 @@ impl Db {
         self.pool().is_closed()
     }
 
-    /// Closes the pool: the writer and the catalog watcher end with it.
+    /// Closes the pools: the writer and the catalog watcher end with them.
     pub async fn close(&self) {
+        self.0.write_pool.close().await;
         self.pool().close().await;
     }
 }
@@ -349,7 +353,8 @@ impl Db {
         // holds the lock, each writer before this one waits the whole busy timeout, and
         // a queue of them must not add up to a wait without end.
         let turn = tokio::time::timeout(engine::BUSY_TIMEOUT, self.turn()).await.map_err(|_| AppError::busy())??;
-        let tx = engine::begin_write(self.pool(), &self.0.reopen).await.inspect_err(|err| self.note_failed(err))?;
+        let tx =
+            engine::begin_write(&self.0.write_pool, &self.0.reopen).await.inspect_err(|err| self.note_failed(err))?;
         Ok(WriteTx { tx, db: self.clone(), moves_generation, turn })
     }
 }

@@ -18,8 +18,9 @@
 //!
 //! Another process (the CLI) still meets this one in SQLite's busy handler.
 //!
-//! On SQLite the queue runs on a thread of its own ([`serve_on_own_thread`]), and a
-//! batch reads its orders' pets ahead and writes its orders behind (`batch`): an
+//! On SQLite the queue runs on a thread of its own ([`serve_on_own_thread`]) and on
+//! the writers' own connection (`sqlite::Pools`), and a batch reads its orders' pets
+//! ahead and writes its orders behind (`batch`): an
 //! order's statements are hand-offs to the connection's thread, and each hand-off
 //! woke two threads.
 
@@ -169,7 +170,8 @@ impl Db {
                 let (queue, requests) = mpsc::channel(QUEUE_MAX);
                 // The writer holds the pool, not the handle: a handle dropped everywhere
                 // else ends its queue.
-                let serving = serve(self.pool().clone(), self.0.reopen.clone(), Arc::downgrade(&self.0), requests);
+                let serving =
+                    serve(self.0.write_pool.clone(), self.0.reopen.clone(), Arc::downgrade(&self.0), requests);
                 match self.engine() {
                     Engine::Sqlite => serve_on_own_thread(serving),
                     // A PostgreSQL connection's socket belongs to the runtime that opened

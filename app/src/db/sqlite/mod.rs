@@ -36,10 +36,21 @@ impl Reopen {
     }
 }
 
+/// The store's connections: the readers' pool, and the writers' one connection.
+pub struct Pools {
+    pub read: Pool,
+    /// Every write transaction of this process runs on this one connection (the queue
+    /// orders them anyway). Its page cache stays warm: a connection that did not make
+    /// the last change reads every page it touches again from the file, and a pool
+    /// hands each write the connection idle longest. (It is a pool of one so that a
+    /// connection a fault made suspect is replaced as the readers' are.)
+    pub write: Pool,
+}
+
 /// Opens (creating if needed) the database at `url`, in WAL mode with foreign keys on,
 /// refusing one a newer release has migrated ([`migrate`] applies what it lacks).
-/// `Reopen` tells the pool which connections to replace.
-pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen, InUse), sqlx::Error> {
+/// `Reopen` tells the pools which connections to replace.
+pub async fn connect(url: &str, durability: Durability) -> Result<(Pools, Reopen, InUse), sqlx::Error> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -59,30 +70,33 @@ pub async fn connect(url: &str, durability: Durability) -> Result<(Pool, Reopen,
     create_private(options.get_filename()).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     let in_use = InUse::take_shared(options.get_filename()).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     let reopen = Reopen::default();
-    let replaced = reopen.clone();
-    let pool = SqlitePoolOptions::new()
-        .max_connections(8)
-        // A connection is an open file in this process: nothing can break it between
-        // uses, so the ping sqlx sends before handing one out would be a wasted round
-        // trip to the connection's thread on every query.
-        .test_before_acquire(false)
-        // A connection whose COMMIT failed (a full disk) may be left counted as inside
-        // a transaction that SQLite already rolled back; every `BEGIN` on it would then
-        // fail ("non-zero transaction depth") until the process restarts. Such a
-        // connection is closed instead of reused, so writes work again as soon as the
-        // fault ends.
-        .before_acquire(move |conn, opened| {
-            let keep = replaced.keeps(opened.age);
-            Box::pin(async move { Ok(keep && still_usable(conn).await) })
-        })
-        .acquire_timeout(Duration::from_secs(10))
-        .connect_with(options)
-        .await?;
-    if let Err(refused) = super::schema::refuse_unknown(&applied(&pool).await?, &MIGRATOR) {
-        pool.close().await;
+    let pool_of = |connections: u32| {
+        let replaced = reopen.clone();
+        SqlitePoolOptions::new()
+            .max_connections(connections)
+            // A connection is an open file in this process: nothing can break it between
+            // uses, so the ping sqlx sends before handing one out would be a wasted round
+            // trip to the connection's thread on every query.
+            .test_before_acquire(false)
+            // A connection whose COMMIT failed (a full disk) may be left counted as inside
+            // a transaction that SQLite already rolled back; every `BEGIN` on it would then
+            // fail ("non-zero transaction depth") until the process restarts. Such a
+            // connection is closed instead of reused, so writes work again as soon as the
+            // fault ends.
+            .before_acquire(move |conn, opened| {
+                let keep = replaced.keeps(opened.age);
+                Box::pin(async move { Ok(keep && still_usable(conn).await) })
+            })
+            .acquire_timeout(Duration::from_secs(10))
+    };
+    let read = pool_of(8).connect_with(options.clone()).await?;
+    if let Err(refused) = super::schema::refuse_unknown(&applied(&read).await?, &MIGRATOR) {
+        read.close().await;
         return Err(refused);
     }
-    Ok((pool, reopen, in_use))
+    // Opened on first use: a command that only reads opens no second connection.
+    let write = pool_of(1).connect_lazy_with(options);
+    Ok((Pools { read, write }, reopen, in_use))
 }
 
 /// The first migration an existing store still lacks (`None` for a new store, which
@@ -245,4 +259,62 @@ pub(super) fn failure(err: &sqlx::Error) -> Option<Failure> {
 /// 517 for `SQLITE_BUSY_SNAPSHOT`, whose low byte is the primary).
 fn primary_code(err: &dyn sqlx::error::DatabaseError) -> Option<i32> {
     err.code()?.parse::<i32>().ok().map(|code| code & 0xff)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::db::{Db, Tx, on_conn};
+
+    async fn count(tx: &mut Tx) -> Result<i64, sqlx::Error> {
+        on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM temp.written_here").fetch_one(c).await)
+    }
+
+    /// A temporary table lives on the connection that made it: each write finds the
+    /// one the first made, whether it ran in the queue or in a transaction of its own,
+    /// with reads on the readers' pool in between.
+    #[tokio::test]
+    async fn every_write_runs_on_the_writers_own_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::connect(&format!("sqlite://{}", dir.path().join("store.db").display())).await.unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        on_conn!(&mut *tx, |c| sqlx::raw_sql(
+            "CREATE TEMP TABLE written_here (n); INSERT INTO written_here VALUES (1)"
+        )
+        .execute(c)
+        .await
+        .map(|_| ()))
+        .unwrap();
+        tx.commit().await.unwrap();
+        for n in 2..6_i64 {
+            // Reads on the readers' pool meanwhile, some at once.
+            let reads = (0..4).map(|_| db.ping());
+            futures::future::try_join_all(reads).await.unwrap();
+            let seen = if n % 2 == 0 {
+                db.write(move |conn| {
+                    Box::pin(async move {
+                        on_conn!(conn, |c| sqlx::query("INSERT INTO temp.written_here VALUES ($1)")
+                            .bind(n)
+                            .execute(c)
+                            .await
+                            .map(|_| ()))?;
+                        Ok(count(conn).await?)
+                    })
+                })
+                .await
+                .unwrap()
+            } else {
+                let mut tx = db.begin_write().await.unwrap();
+                on_conn!(&mut *tx, |c| sqlx::query("INSERT INTO temp.written_here VALUES ($1)")
+                    .bind(n)
+                    .execute(c)
+                    .await
+                    .map(|_| ()))
+                .unwrap();
+                let seen = count(&mut tx).await.unwrap();
+                tx.commit().await.unwrap();
+                seen
+            };
+            assert_eq!(seen, n, "write {n} ran where the first made its table");
+        }
+    }
 }
