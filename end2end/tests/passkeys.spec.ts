@@ -145,6 +145,18 @@ test("a press of the button ends the autofill's waiting request before its own c
   await page.context().close();
 });
 
+test('without JavaScript, the passkey button keeps the page to go on to', async ({ browser }) => {
+  // No ceremony runs without JavaScript: the form asks for the same page again, which
+  // must still lead on to where the shopper was going once they sign in another way.
+  const context = await browser.newContext({ javaScriptEnabled: false, extraHTTPHeaders: ownAddress() });
+  const page = await context.newPage();
+  await page.goto(`${localhost()}/sign-in?next=%2Forders`);
+  await page.getByRole('button', { name: 'Continue with a passkey' }).click();
+  await expect(page).toHaveURL(/\/sign-in\?(.*&)?next=%2Forders(&|$)/);
+  await expect(page.getByRole('link', { name: 'Create one' })).toHaveAttribute('href', '/sign-up?next=%2Forders');
+  await context.close();
+});
+
 test('a recovery code signs in once; a passkey from no account here does not sign in', async ({ browser }) => {
   const maker = await newBrowser(browser);
   await withAuthenticator(maker);

@@ -79,6 +79,9 @@ pub fn PasskeySignIn(next: String) -> impl IntoView {
         let next = next.clone();
         Effect::new(move |_| browser::offer_in_autofill(next.clone(), step, autofill, waiting));
     }
+    // Sent without JavaScript (no ceremony can run then), the form asks for this page
+    // again, still going on to `next` afterwards.
+    let onward = next.clone();
     let start = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         step.set(Step::Working);
@@ -97,6 +100,7 @@ pub fn PasskeySignIn(next: String) -> impl IntoView {
     };
     view! {
         <form class="stacked passkey-sign-in" on:submit=start data-autofill=move || waiting.get().then_some("waiting")>
+            <input type="hidden" name="next" value=onward/>
             <div class="autofill" hidden=move || !autofill.get()>
                 <label>
                     "Account"
