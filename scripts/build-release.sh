@@ -58,6 +58,19 @@ else
 fi
 
 rm -f "$record"
+# cargo judges a crate fresh by its files' times, and a target folder that several
+# checkouts share (CARGO_TARGET_DIR) names the workspace's crates alike for all of them:
+# a checkout whose files are older than another's last build would get that build's
+# WASM, whose islands the server does not know (the page never hydrates). So when
+# another checkout built here last, this one's crates are made newer first: they
+# compile again, their dependencies do not.
+owner=$target_dir/release-build.checkout
+if [[ $(cat "$owner" 2>/dev/null) != "$root" ]]; then
+  git ls-files -z --cached --others --exclude-standard -- app frontend server 2>/dev/null \
+    | while IFS= read -r -d '' file; do [[ -f $file ]] && printf '%s\0' "$file"; done \
+    | xargs -0 --no-run-if-empty touch
+fi
+echo "$root" >"$owner"
 # The site and the server side by side: with hashed names, one `cargo leptos build`
 # builds them one after the other, and the site's last minutes (its largest crate
 # alone, then wasm-bindgen and wasm-opt, one thread each) leave a core idle that the
