@@ -52,7 +52,16 @@ run: build-tools build-release
 	DATABASE_URL=$(RUN_DATABASE_URL) LEPTOS_SITE_ADDR=$(RUN_ADDR) LEPTOS_SITE_ROOT=target/site \
 	LEPTOS_ENV=PROD $(TARGET_DIR)/release/server
 
-test: test-tools lint test-rust test-e2e test-api test-dist test-dev-loop
+# Every suite, in two streams at once (scripts/side-by-side.sh marks each line with its
+# stream's name): the lints then the Rust suites, beside the browser's, the API's, the
+# archive's and the dev loop's. One after the other they left a core idle for most of
+# their minutes: the Rust suites wait on servers, timers and databases, the browser's
+# drive one Chromium. What both need is installed and built first, once. A failure in
+# either stream fails `make test` once both have ended.
+test: test-tools build-release
+	scripts/side-by-side.sh \
+	  rust '$(MAKE) --no-print-directory lint test-rust' \
+	  browser '$(MAKE) --no-print-directory test-e2e test-api test-dist test-dev-loop'
 
 # The PostgreSQL migrations by squawk (app/migrations/squawk.toml); deploy/ by each
 # file's own tool (systemd-analyze verify of the unit run on the release binary,
@@ -188,7 +197,7 @@ bench-orders: toolchain
 
 # What building needs, and what testing needs on top (a browser and Playwright).
 build-tools: toolchain native-libs rust-tools wasm-opt compress-tools
-test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis python-client litestream deploy-tools
+test-tools: build-tools chromium fault-tools db-tools end2end/node_modules/.package-lock.json schemathesis python-client litestream squawk deploy-tools
 
 toolchain:
 	@if rustup run $(RUST_VERSION) rustc --version >/dev/null 2>&1 \
