@@ -219,7 +219,8 @@ fn PetDetails(
 /// it cannot be ordered. The form's idempotency key is the page's, numbered by the
 /// submissions made from it: a double click (or a form sent twice) carries the same key
 /// and places one order, and each answered submission moves on to the next key, so
-/// ordering again on purpose is a new order.
+/// ordering again on purpose is a new order. A double click's second click is not
+/// sent at all (it could come after the first order's answer, with the next key).
 #[component]
 fn OrderBox(
     shown: RwSignal<PetCard>,
@@ -303,7 +304,11 @@ fn OrderBox(
                             on:input=move |ev| quantity.set(event_target_value(&ev))/>
                     </label>
                     {total}
-                    <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()>
+                    // The second click of a double-click sends nothing: on a fast
+                    // store the first order's answer may arrive between the two,
+                    // and the form, on to its next key, would place a second order.
+                    <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()
+                        on:click=ignore_repeated_click>
                         {move || if pending.get() { "Ordering…" } else { "Order" }}
                     </button>
                 </ActionForm>
@@ -318,6 +323,14 @@ fn OrderBox(
             {form}
             <div class="order-outcome" tabindex="-1" node_ref=outcome_box>{outcome}</div>
         </section>
+    }
+}
+
+/// A click that is the second (or later) of a multiple click, in the browser's count,
+/// does not activate the button.
+fn ignore_repeated_click(ev: leptos::ev::MouseEvent) {
+    if ev.detail() > 1 {
+        ev.prevent_default();
     }
 }
 
