@@ -19,15 +19,20 @@ cd "$root"
 target_dir=${TARGET_DIR:?the cargo target folder}
 record=target/release-build.state
 
+# The files under these paths that git knows of (tracked, or new and not ignored) and
+# that exist, NUL-separated: a file deleted but still in git's index is left out.
+files_of() {
+  git ls-files -z --cached --others --exclude-standard -- "$@" \
+    | sort -zu | while IFS= read -r -d '' file; do
+        if [[ -f $file ]]; then printf '%s\0' "$file"; fi
+      done
+}
+
 sources() {
-  git ls-files -z --cached --others --exclude-standard -- \
-      app frontend server style public Cargo.toml Cargo.lock rust-toolchain.toml .cargo \
+  files_of app frontend server style public Cargo.toml Cargo.lock rust-toolchain.toml .cargo \
       Makefile scripts/build-release.sh scripts/precompress.sh scripts/site-files.sh \
       ':!app/tests' ':!server/tests' ':!server/benches' \
-    | sort -zu | while IFS= read -r -d '' file; do
-        # (A file deleted but still in git's index is simply left out.)
-        [[ -f $file ]] && printf '%s\0' "$file"
-      done | xargs -0 --no-run-if-empty sha256sum
+    | xargs -0 --no-run-if-empty sha256sum
   cargo leptos --version
   wasm-bindgen --version
   wasm-opt --version
@@ -64,11 +69,10 @@ rm -f "$record"
 # WASM, whose islands the server does not know (the page never hydrates). So when
 # another checkout built here last, this one's crates are made newer first: they
 # compile again, their dependencies do not.
+# (Outside a git checkout there is no list of this checkout's files to touch.)
 owner=$target_dir/release-build.checkout
-if [[ $(cat "$owner" 2>/dev/null) != "$root" ]]; then
-  git ls-files -z --cached --others --exclude-standard -- app frontend server 2>/dev/null \
-    | while IFS= read -r -d '' file; do [[ -f $file ]] && printf '%s\0' "$file"; done \
-    | xargs -0 --no-run-if-empty touch
+if [[ -n $wanted ]] && [[ $(cat "$owner" 2>/dev/null) != "$root" ]]; then
+  files_of app frontend server | xargs -0 --no-run-if-empty touch
 fi
 echo "$root" >"$owner"
 # The site and the server side by side: with hashed names, one `cargo leptos build`
