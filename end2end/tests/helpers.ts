@@ -1,8 +1,9 @@
 import { test as base, Browser, expect, Locator, Page, Response } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import { databaseUrl, serverBin, startServer, stopServer, storeURL } from './server';
 
-export { expect };
+export { expect, databaseUrl, storeURL };
 
 /** Resolves once `count` live-stock streams (`/live`) of pages at a path matching
  *  `onPage` have started (answered 200; the Referer says which page opened a stream, so
@@ -34,7 +35,17 @@ const pageProblems: string[] = [];
 /** `test` that fails a test in whose pages a script threw or the Content-Security-Policy
  *  blocked something, listing what happened (a listener that throws would only be
  *  logged, and the test would fail later and less clearly, if at all). */
-export const test = base.extend<{ pageProblemsChecked: void }>({
+export const test = base.extend<{ pageProblemsChecked: void }, { storeServer: string }>({
+  // This worker's own server (./server.ts), started before its first test.
+  storeServer: [
+    async ({}, use) => {
+      const server = await startServer();
+      await use(storeURL);
+      await stopServer(server);
+    },
+    { scope: 'worker', timeout: 90_000 },
+  ],
+  baseURL: async ({ storeServer }, use) => use(storeServer),
   pageProblemsChecked: [
     async ({}, use) => {
       pageProblems.length = 0;
@@ -80,15 +91,10 @@ export async function drawEverything(page: Page) {
   });
 }
 
-/** The test server's database: the SQLite file of playwright.config.ts, or the
- *  PostgreSQL database of a run against PostgreSQL (`E2E_DATABASE_URL`). */
-export const databaseUrl = process.env.E2E_DATABASE_URL ?? 'sqlite://target/e2e/petstore.db';
-
-/** A key made with the server's own CLI over the test database. */
+/** A key made with the server's own CLI over this worker's database. */
 export function cliKey(role: 'admin' | 'customer', name: string): string {
   const root = path.resolve(__dirname, '../..');
-  const bin = process.env.SERVER_BIN ?? path.join(root, 'target/release/server');
-  return execFileSync(bin, ['keys', 'create', '--name', name, '--role', role, '--plan', 'pro'], {
+  return execFileSync(serverBin, ['keys', 'create', '--name', name, '--role', role, '--plan', 'pro'], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',

@@ -1,6 +1,6 @@
 import { Browser, Page } from '@playwright/test';
 import * as path from 'node:path';
-import { expect, test, cliKey, failOnPageErrors, hydrated, ordersOf, signIn, stockedPet, unique, WIDTHS } from './helpers';
+import { expect, test, cliKey, failOnPageErrors, hydrated, ordersOf, signIn, stockedPet, storeURL, unique, WIDTHS } from './helpers';
 
 const SHOTS = path.resolve(__dirname, '../../target/screenshots');
 
@@ -32,7 +32,7 @@ async function newBrowser(browser: Browser): Promise<Page> {
 }
 
 function localhost(): string {
-  const url = new URL(test.info().project.use.baseURL!);
+  const url = new URL(storeURL);
   url.hostname = 'localhost';
   return url.origin;
 }
@@ -305,7 +305,7 @@ test("the account's API key: a new one is shown once, orders through the API as 
   await holder.goto('/account');
   await expect(holder.getByRole('note')).toContainText('You signed in with your API key');
   await expect(holder.getByRole('button', { name: /Remove|Show a new key|Add a passkey/ })).toHaveCount(0);
-  const origin = { Origin: new URL(test.info().project.use.baseURL!).origin };
+  const origin = { Origin: new URL(storeURL).origin };
   for (const [fn, form] of [['new_api_key', { confirm: 'yes' }], ['remove_passkey', { id: '1' }]] as const) {
     const answer = await holder.request.post(`/_app/${fn}`, { form, headers: origin });
     expect(answer.status(), fn).toBe(403);
