@@ -2,7 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { expect, failOnPageErrors, hydrated, test } from '../tests/helpers';
+import { expect, failOnPageErrors, hydrated, testWithoutStore as test } from '../tests/helpers';
 
 // `cargo leptos watch` as a contributor uses it (docs/development.md, "The dev loop"):
 // a page stays open while a CSS rule and then an island's text are edited, and each

@@ -34,9 +34,22 @@ const pageProblems: string[] = [];
 
 /** `test` that fails a test in whose pages a script threw or the Content-Security-Policy
  *  blocked something, listing what happened (a listener that throws would only be
- *  logged, and the test would fail later and less clearly, if at all). */
-export const test = base.extend<{ pageProblemsChecked: void }, { storeServer: string }>({
-  // This worker's own server (./server.ts), started before its first test.
+ *  logged, and the test would fail later and less clearly, if at all). Without a store
+ *  server: for the dev loop's test, which runs `cargo leptos watch` instead. */
+export const testWithoutStore = base.extend<{ pageProblemsChecked: void }>({
+  pageProblemsChecked: [
+    async ({}, use) => {
+      pageProblems.length = 0;
+      await use();
+      expect(pageProblems, 'script errors or CSP violations in the pages').toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+/** `testWithoutStore` with this worker's own store server (./server.ts), started before
+ *  its first test, as every page's `baseURL`. */
+export const test = testWithoutStore.extend<{}, { storeServer: string }>({
   storeServer: [
     async ({}, use) => {
       const server = await startServer();
@@ -46,14 +59,6 @@ export const test = base.extend<{ pageProblemsChecked: void }, { storeServer: st
     { scope: 'worker', timeout: 90_000 },
   ],
   baseURL: async ({ storeServer }, use) => use(storeServer),
-  pageProblemsChecked: [
-    async ({}, use) => {
-      pageProblems.length = 0;
-      await use();
-      expect(pageProblems, 'script errors or CSP violations in the pages').toEqual([]);
-    },
-    { auto: true },
-  ],
 });
 
 /** Records any script error of the page (a page that throws has not really hydrated)
