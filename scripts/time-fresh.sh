@@ -6,8 +6,9 @@
 # output line after the seconds since the start, to target/time-fresh.log by default:
 # first `make build-tools build-release` (what `make run` does before serving), then
 # `bash .ci/run` (make test as CI runs it).
-# Takes about 45 minutes of both cores (2026-12-02) and up to 35 GB of disk (measured
-# when the test binaries still carried line tables); deletes its folder at the end.
+# Takes about 32 minutes of both cores (2026-12-04; 45 on the slower machine of
+# 2026-12-02) and up to 35 GB of disk (measured when the test binaries still carried
+# line tables); deletes its folder at the end.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 log=${1:-$repo/target/time-fresh.log}
