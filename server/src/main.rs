@@ -402,9 +402,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
+    let mut signals = StopSignals::listen().context("listening for SIGINT and SIGTERM")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
     server::serve::serve(listener, router, limits, async move {
-        shutdown_signal().await;
+        signals.next().await;
         // Out of the load balancer's rotation first (`/readyz` 503), still serving what
         // it sends meanwhile; a second signal cuts the wait short.
         stopping.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -412,7 +413,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             tracing::info!(seconds = drain.as_secs(), "draining: /readyz answers 503, requests are still served");
             tokio::select! {
                 () = tokio::time::sleep(drain) => {}
-                () = shutdown_signal() => {}
+                () = signals.next() => {}
             }
         }
         // Event streams stay open until told: end them, or the shutdown waits.
@@ -477,25 +478,28 @@ fn write_secret(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     written
 }
 
-/// Resolves on SIGINT or SIGTERM: stop accepting, let in-flight requests finish.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
+/// SIGINT and SIGTERM, listened for from the moment this is made. It is made before the
+/// address is printed: a signal sent as soon as that line is read (by a test, a
+/// supervisor) must be handled, not meet the default action, which ends the process at
+/// once without the last flush of the rate-limit counters or the log.
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn listen() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
     }
-    tracing::info!("shutting down");
+
+    /// Resolves at the next SIGINT or SIGTERM (one that came before this is called
+    /// counts): stop accepting, let in-flight requests finish.
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {},
+            _ = self.terminate.recv() => {},
+        }
+        tracing::info!("shutting down");
+    }
 }

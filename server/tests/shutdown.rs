@@ -82,3 +82,22 @@ async fn on_sigterm_readyz_turns_503_at_once_and_requests_are_served_while_it_dr
     assert!(server.still_running(), "it exited before the drain ended");
     assert!(server.wait_for_exit(), "exit 0 after the drain");
 }
+
+/// A signal sent the moment the server says where it listens (a supervisor's, a test's)
+/// is handled like any other: a clean stop, exit 0. It once met the default action in
+/// the moment before the serving loop first looked for it, and the process died
+/// without its last flush (a loaded CI machine's `cli.rs` saw it). That moment is
+/// microseconds wide unless the machine is busy, so this sends the signal straight from
+/// this process, not through `kill(1)`, and twenty times; with a 20 ms stall put after
+/// the address line, the old order failed it at the first start.
+#[test]
+fn a_sigterm_as_soon_as_the_address_is_printed_stops_cleanly() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    for attempt in 1..=20 {
+        let (mut server, _) = LiveServer::start(dir.path());
+        let pid = Pid::from_raw(server.pid() as i32).expect("a process id");
+        kill_process(pid, Signal::TERM).expect("SIGTERM");
+        assert!(server.wait_for_exit(), "start {attempt}: not a clean exit after an early SIGTERM");
+    }
+}
