@@ -6,7 +6,8 @@ import type { Page } from '@playwright/test';
 import { cliKey, expect, hydrated, signIn, test } from './helpers';
 
 // The WASM, JavaScript and CSS every page links, and the lazy islands' files (the staff
-// console's, split into WASM files of their own: app/Cargo.toml), are compressed once,
+// console's, the passkey buttons' and the docs' try-it panels', split into WASM files of their own:
+// app/Cargo.toml), are compressed once,
 // when the release is built (scripts/precompress.sh: brotli 11 and gzip 9 beside each
 // file), and sent as they are: a download costs the server no compression. The proof:
 // what it sends is, byte for byte, the file compressed at build time (compressing per
@@ -77,13 +78,30 @@ test('the built files go out as compressed at build time, byte for byte', async 
   for (const asset of await linkedAssets(baseURL!)) await expectSentAsBuilt(asset, baseURL!);
 });
 
-test('a shopper\'s pages load one WASM; the console\'s islands come in files of their own', async ({ page, baseURL }) => {
+test('a shopper\'s pages load one WASM; the docs\' and the console\'s islands come in files of their own', async ({ page, baseURL }) => {
   const main = (await linkedAssets(baseURL!)).filter((asset) => !asset.endsWith('.css'));
   const wasm = main.filter((asset) => asset.endsWith('.wasm'));
   for (const path of ['/', '/pets/1', '/docs']) {
     // (The lazy islands' loader, a small script, is imported by the page's own.)
     const fetched = await scriptsFetched(page, path);
     expect(fetched.filter((asset) => asset.endsWith('.wasm')), path).toEqual(wasm);
+  }
+  // On the docs, a try-it panel's code comes when a panel is first opened, in files of
+  // its own.
+  const opened: string[] = [];
+  const onRequest = (request: { url(): string }) => {
+    const { pathname } = new URL(request.url());
+    if (pathname.endsWith('.wasm')) opened.push(pathname);
+  };
+  page.on('request', onRequest);
+  const panel = page.locator('article#op-listPets .try-it');
+  await panel.getByText('Try it').click();
+  await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
+  page.off('request', onRequest);
+  expect(opened.some((asset) => /\/split_try_it_loader_\w+\.[\w-]+\.wasm$/.test(asset)), opened.join(' ')).toBe(true);
+  for (const asset of new Set(opened)) {
+    expect(asset, '/docs, a panel opened').toMatch(/\/(split_try_it_loader_\w+|chunk_\d+)\.[\w-]+\.wasm$/);
+    await expectSentAsBuilt(asset, baseURL!);
   }
   // The passkey buttons are lazy islands too: their own files (and the pieces they
   // share), fetched on the two pages that have one, and sent as built.
@@ -139,7 +157,8 @@ test('every island is started once, by the page\'s own script, the last one too'
   // Leptos's island script (a module script) is left in its template: it would start
   // every island a second time.
   await expect(page.locator('script[type="module"]')).toHaveCount(0);
-  // The script yields before each island: it still reaches the page's last one.
+  // The script yields before each island, and starts a try-it panel when it is first
+  // opened: the page's last one too.
   const last = page.locator('details.try-it').last();
   await last.locator('summary').click();
   await expect(last.locator('.try-it-form')).toBeVisible();

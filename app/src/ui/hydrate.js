@@ -42,6 +42,12 @@
     return new Promise(function (resolve) { setTimeout(resolve); });
   }
 
+  function startIsland(node, mod) {
+    var island = mod[node.dataset.component];
+    if (island) return island(node);
+    console.warn('No WASM function for the island ' + node.dataset.component + '.');
+  }
+
   // Depth first, in document order. An island's server-rendered children (a
   // `<leptos-children>`) are handed to it by the callback the island left on them.
   async function hydrateIslands(root, mod) {
@@ -49,15 +55,18 @@
     async function visit(node) {
       var tag = node.tagName.toLowerCase();
       if (tag === 'leptos-island') {
-        await pause();
-        var island = mod[node.dataset.component];
-        if (island) {
-          var onChildren = childrenCallbacks[childrenCallbacks.length - 1];
-          if (onChildren) onChildren();
-          await island(node);
-        } else {
-          console.warn('No WASM function for the island ' + node.dataset.component + '.');
+        var panel = node.firstElementChild;
+        if (panel && panel.tagName === 'DETAILS' && panel.hasAttribute('data-hydrate-on-open') && !panel.open &&
+            !childrenCallbacks.length && !node.querySelector('leptos-children')) {
+          // Started when first opened: until then it is server-drawn text, and its code
+          // (a WASM file of its own in release builds) is not fetched.
+          panel.addEventListener('toggle', function () { startIsland(node, mod); }, { once: true });
+          return;
         }
+        await pause();
+        var onChildren = childrenCallbacks[childrenCallbacks.length - 1];
+        if (onChildren) onChildren();
+        await startIsland(node, mod);
       } else if (tag === 'leptos-children') {
         childrenCallbacks.push(node.$$on_hydrate);
         for (const child of node.children) await visit(child);

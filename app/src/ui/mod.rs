@@ -10,11 +10,11 @@
 //! around the island reads them and passes what it needs; only the server's own, such
 //! as the response's status, are used inside, during server rendering). Everything
 //! else never reaches the browser, which keeps the WASM of the whole app small
-//! (docs/PERFORMANCE.md). In release builds the staff console's islands are lazy
-//! (`#[island(lazy)]` under the `lazy-islands` feature): each is a WASM file of its own,
-//! fetched when a page has one, so a shopper's pages load none of their code. (The docs'
-//! try-it panels stay in the one module: lazy, they made `/docs` block its main thread
-//! for 0.4 s more on Lighthouse's phone; docs/PERFORMANCE.md, "WASM".)
+//! (docs/PERFORMANCE.md). In release builds the staff console's islands, the passkey
+//! buttons and the docs' try-it panels are lazy (`#[island(lazy)]` under the
+//! `lazy-islands` feature): each is a WASM file of its own, fetched when a page has one
+//! (a try-it panel's when it is first opened), so a shopper's pages load none of their
+//! code. (The docs' key bar stays in the one module: docs/PERFORMANCE.md, "WASM".)
 
 pub(crate) mod account;
 mod admin;

@@ -89,7 +89,10 @@ fn page_key(signed_in: bool) -> ArcRwSignal<PageKey> {
     ArcRwSignal::new(first)
 }
 
-/// The key bar: which key every try-it panel of the page sends.
+/// The key bar: which key every try-it panel of the page sends. Started with the page,
+/// from the module every page loads (11 KB of its brotli): as a lazy island, its files
+/// came a round trip after the module, and `/docs` was interactive 0.4 s later on
+/// Lighthouse's phone, with twice the blocking time (docs/PERFORMANCE.md, "WASM").
 #[island]
 pub fn KeyBar(signed_in: bool) -> impl IntoView {
     let key = page_key(signed_in);
@@ -123,7 +126,12 @@ pub fn KeyBar(signed_in: bool) -> impl IntoView {
 /// when it is first opened: until then the island is a `<details>` and a line of text,
 /// so that a page of thirty panels hydrates at once. Without JavaScript, opened, it
 /// shows the request as a curl line.
-#[island]
+///
+/// It is hydrated when first opened (`data-hydrate-on-open`, read by `ui/hydrate.js`),
+/// and lazy in release builds: its code, the largest part of the page's, is fetched
+/// then, so that no page a shopper sees carries it and `/docs` starts without it.
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 pub fn TryIt(request: TryRequest, signed_in: bool, origin: String) -> impl IntoView {
     let opened = RwSignal::new(false);
     // A panel opened before the page's script ran missed its `toggle`: seen here.
@@ -138,7 +146,7 @@ pub fn TryIt(request: TryRequest, signed_in: bool, origin: String) -> impl IntoV
     let first_curl = curl_line(&request.method, &origin, &first_url, needs_key, request.body_example.clone());
     let id = request.id.clone();
     view! {
-        <details class="try-it" data-operation=id node_ref=panel on:toggle=move |_| opened.set(true)>
+        <details class="try-it" data-operation=id data-hydrate-on-open="" node_ref=panel on:toggle=move |_| opened.set(true)>
             <summary>"Try it"</summary>
             {move || match opened.get() {
                 true => view! { <TryItForm request=request.clone() signed_in origin=origin.clone()/> }.into_any(),
