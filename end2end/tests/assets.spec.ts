@@ -103,15 +103,18 @@ test('a shopper\'s pages load one WASM; the docs\' and the console\'s islands co
     expect(asset, '/docs, a panel opened').toMatch(/\/(split_try_it_loader_\w+|chunk_\d+)\.[\w-]+\.wasm$/);
     await expectSentAsBuilt(asset, baseURL!);
   }
-  // The passkey buttons are lazy islands too: their own files (and the pieces they
-  // share), fetched on the two pages that have one, and sent as built.
+  // The sign-in and sign-up forms and their passkey buttons are lazy islands too: their
+  // own files (and the pieces they share), fetched on the two pages that have them, and
+  // sent as built.
   for (const [path, island] of [['/sign-in', 'sign_in'], ['/sign-up', 'sign_up']]) {
     const fetched = (await scriptsFetched(page, path)).filter((asset) => asset.endsWith('.wasm'));
     const lazy = fetched.filter((asset) => !wasm.includes(asset));
     expect(fetched.filter((asset) => wasm.includes(asset)), path).toEqual(wasm);
-    expect(lazy.some((asset) => new RegExp(`/split_passkey_${island}_loader_\\w+\\.[\\w-]+\\.wasm$`).test(asset)), lazy.join(' ')).toBe(true);
+    for (const loader of [`passkey_${island}`, `${island}_form`]) {
+      expect(lazy.some((asset) => new RegExp(`/split_${loader}_loader_\\w+\\.[\\w-]+\\.wasm$`).test(asset)), lazy.join(' ')).toBe(true);
+    }
     for (const asset of lazy) {
-      expect(asset, path).toMatch(/\/(split_passkey_sign_(in|up)_loader_\w+|chunk_\d+)\.[\w-]+\.wasm$/);
+      expect(asset, path).toMatch(/\/(split_(passkey_sign_(in|up)|sign_(in|up)_form)_loader_\w+|chunk_\d+)\.[\w-]+\.wasm$/);
       await expectSentAsBuilt(asset, baseURL!);
     }
   }

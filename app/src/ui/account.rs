@@ -44,7 +44,8 @@ pub fn SignInPage() -> impl IntoView {
 /// For developers (and staff): signing in with an API key. Once signed in, the server
 /// function sends the browser back to `next` (the page the visitor came from), or to
 /// the catalog. `note` is a refusal of the form sent without JavaScript.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn SignInForm(next: Option<String>, note: Option<Note>) -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
     let result = move || sign_in.value().get();
@@ -117,7 +118,8 @@ pub fn SignUpPage() -> impl IntoView {
 /// `current` is the key this browser is signed in with, if any: a new key would switch
 /// the browser to it, so the page says so first and asks. `made` is the key a form sent
 /// without JavaScript just made. `back` is the page the visitor came from.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 fn SignUpForm(current: Option<i64>, made: Option<String>, back: Option<String>) -> impl IntoView {
     let onward = move || {
         back.clone().map(|href| view! { <p class="onward"><a href=href>"Back to the page you came from →"</a></p> })
@@ -177,13 +179,15 @@ fn SignUpForm(current: Option<i64>, made: Option<String>, back: Option<String>) 
 }
 
 /// The secret on a page drawn on the server (the staff console), with its copy button.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 pub fn NewKeyIsland(key: String) -> impl IntoView {
     view! { <NewKey key/> }
 }
 
 /// A one-time sign-in link staff issue for a shopper's account, shown this once.
-#[island]
+#[cfg_attr(feature = "lazy-islands", island(lazy))]
+#[cfg_attr(not(feature = "lazy-islands"), island)]
 pub fn SignInLinkIsland(link: String) -> impl IntoView {
     view! {
         <ShownOnce secret=link id="sign-in-link" title="A one-time sign-in link (shown only this once: copy it now):">

@@ -10,11 +10,12 @@
 //! around the island reads them and passes what it needs; only the server's own, such
 //! as the response's status, are used inside, during server rendering). Everything
 //! else never reaches the browser, which keeps the WASM of the whole app small
-//! (docs/PERFORMANCE.md). In release builds the staff console's islands, the passkey
-//! buttons and the docs' try-it panels are lazy (`#[island(lazy)]` under the
-//! `lazy-islands` feature): each is a WASM file of its own, fetched when a page has one
-//! (a try-it panel's when it is first opened), so a shopper's pages load none of their
-//! code. (The docs' key bar stays in the one module: docs/PERFORMANCE.md, "WASM".)
+//! (docs/PERFORMANCE.md). In release builds the staff console's islands, the sign-in
+//! and sign-up forms, the passkey buttons and the docs' try-it panels are lazy
+//! (`#[island(lazy)]` under the `lazy-islands` feature): each is a WASM file of its
+//! own, fetched when a page has one (a try-it panel's when it is first opened), so the
+//! other pages load none of their code. (The docs' key bar stays in the one module:
+//! docs/PERFORMANCE.md, "WASM".)
 
 pub(crate) mod account;
 mod admin;
