@@ -6,8 +6,8 @@ import type { Page } from '@playwright/test';
 import { cliKey, expect, hydrated, signIn, test } from './helpers';
 
 // The WASM, JavaScript and CSS every page links, and the lazy islands' files (the staff
-// console's, the passkey buttons' and the docs' try-it panels', split into WASM files of their own:
-// app/Cargo.toml), are compressed once,
+// console's, the sign-in and sign-up forms', the passkey buttons' and the docs' try-it
+// panels', split into WASM files of their own: app/Cargo.toml), are compressed once,
 // when the release is built (scripts/precompress.sh: brotli 11 and gzip 9 beside each
 // file), and sent as they are: a download costs the server no compression. The proof:
 // what it sends is, byte for byte, the file compressed at build time (compressing per

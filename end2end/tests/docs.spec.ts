@@ -144,6 +144,11 @@ test('a panel opened before hydration shows its form once hydrated', async ({ pa
   release();
   await hydrated(page);
   await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
+  // Closed and opened again, it is the same one panel: started once.
+  await panel.locator('summary').click();
+  await panel.locator('summary').click();
+  await expect(panel.locator('.try-it-form')).toHaveCount(1);
+  await expect(panel.getByRole('button', { name: 'Send' })).toHaveCount(1);
 });
 
 test('one pasted key for the whole page, by keyboard alone; a bad key shows the Error object', async ({ page }) => {

@@ -399,10 +399,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let (stopping, drain) = (state.stopping.clone(), state.config.shutdown_drain);
     let limits = server::serve::Limits::of(&state.config);
     let router = server::app(state, options);
+    // Listened for before the port opens: whoever sees it open may signal at once.
+    let mut signals = StopSignals::listen().context("listening for SIGINT and SIGTERM")?;
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
     // The bound address, which differs from `addr` when its port is 0.
     let addr = listener.local_addr().context("reading the bound address")?;
-    let mut signals = StopSignals::listen().context("listening for SIGINT and SIGTERM")?;
     println!("Pet Store is running at http://{addr}/ (REST API at http://{addr}/api/v1)");
     server::serve::serve(listener, router, limits, async move {
         signals.next().await;

@@ -42,16 +42,29 @@
     return new Promise(function (resolve) { setTimeout(resolve); });
   }
 
+  // Settles once the island has started, or failed to (a lazy island's file missing, say,
+  // after an upgrade): said in the console, and the other islands go on.
   function startIsland(node, mod) {
     var island = mod[node.dataset.component];
-    if (island) return island(node);
-    console.warn('No WASM function for the island ' + node.dataset.component + '.');
+    function failed(error) {
+      console.error('The island ' + node.dataset.component + ' did not start:', error);
+    }
+    if (!island) return Promise.resolve(console.warn('No WASM function for the island ' + node.dataset.component + '.'));
+    try {
+      return Promise.resolve(island(node)).catch(failed);
+    } catch (error) {
+      return Promise.resolve(failed(error));
+    }
   }
 
   // Depth first, in document order. An island's server-rendered children (a
-  // `<leptos-children>`) are handed to it by the callback the island left on them.
+  // `<leptos-children>`) are handed to it by the callback the island left on them, so
+  // such an island is awaited before its children are visited; the others (a lazy one
+  // waits for its file) are not, so that two lazy islands' files are fetched side by
+  // side. Settles once every island started has.
   async function hydrateIslands(root, mod) {
     var childrenCallbacks = [];
+    var starting = [];
     async function visit(node) {
       var tag = node.tagName.toLowerCase();
       if (tag === 'leptos-island') {
@@ -66,7 +79,8 @@
         await pause();
         var onChildren = childrenCallbacks[childrenCallbacks.length - 1];
         if (onChildren) onChildren();
-        await startIsland(node, mod);
+        var run = startIsland(node, mod);
+        if (node.querySelector('leptos-children')) await run; else starting.push(run);
       } else if (tag === 'leptos-children') {
         childrenCallbacks.push(node.$$on_hydrate);
         for (const child of node.children) await visit(child);
@@ -76,5 +90,6 @@
       for (const child of node.children) await visit(child);
     }
     await visit(root);
+    await Promise.all(starting);
   }
 })();
