@@ -128,6 +128,22 @@ test('a shopper\'s pages load one WASM; the docs\' and the console\'s islands co
   // (console.spec.ts and webhooks.spec.ts use these islands, so fetched.)
 });
 
+test('lazy islands start side by side: the sign-in form\'s file is asked for while the passkey button\'s is still on its way', async ({ page }) => {
+  // The passkey button comes first in the page; its file is held until the form's is
+  // asked for. A walk that awaited each island would never ask, and time out here.
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/\/split_passkey_sign_in_loader_\w+\.[\w-]+\.wasm$/, async (route) => {
+    await gate;
+    await route.continue();
+  });
+  const form = page.waitForRequest(/\/split_sign_in_form_loader_\w+\.[\w-]+\.wasm$/, { timeout: 10_000 });
+  await page.goto('/sign-in');
+  await form;
+  release();
+  await hydrated(page);
+});
+
 test('a browser is sent the brotli file', async ({ page }) => {
   const wasm = page.waitForResponse((response) => response.url().endsWith('.wasm'));
   await page.goto('/');
