@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use super::note::{Done, Note, from_flash};
 use super::passkeys::{PasskeySignIn, PasskeySignUp, RecoveryForm};
-use super::widgets::ErrorNotice;
+use super::widgets::{ErrorNotice, FormFields, post_form};
 use crate::model::Caller;
 use crate::server_fns::{SignIn, SignOut, SignUp, viewer};
 use crate::ui::data;
@@ -235,10 +235,14 @@ pub fn ShownOnce(secret: String, id: &'static str, title: &'static str, children
 #[component]
 pub fn SignOutButton(path: String) -> impl IntoView {
     let sign_out = ServerAction::<SignOut>::new();
-    view! {
-        <ActionForm action=sign_out attr:class="inline">
+    let args = |fields: &FormFields| SignOut { next: fields.text("next") };
+    post_form(
+        sign_out,
+        "inline",
+        args,
+        view! {
             <input type="hidden" name="next" value=path/>
             <button type="submit" class="link">"Sign out"</button>
-        </ActionForm>
-    }
+        },
+    )
 }

@@ -10,7 +10,9 @@ use leptos_router::hooks::{use_location, use_query_map};
 use strum::VariantArray;
 
 use super::note::{Done, NoteView, from_flash};
-use super::widgets::{ErrorNotice, FormOutcome, LocalTime, PageTitle, confirm, query_string, set_status};
+use super::widgets::{
+    ErrorNotice, FormFields, FormOutcome, LocalTime, PageTitle, confirm, post_form, query_string, set_status,
+};
 use crate::error::ErrorCode;
 use crate::model::{Caller, Cancellation, OrderState, OrderView, Role};
 use crate::server_fns::{CancelOrder, CompleteOrder, list_orders, viewer};
@@ -175,19 +177,15 @@ fn OrderActions(id: i64, what: String, staff: bool) -> impl IntoView {
             {confirm(
                 "Cancel…".into(),
                 format!("Cancel order #{id} ({what})?"),
-                view! {
-                    <ActionForm action=cancel attr:class="inline">
-                        <input type="hidden" name="id" value=id/>
-                        <button type="submit" class="danger" disabled=sending>{format!("Yes, cancel order #{id}")}</button>
-                    </ActionForm>
-                },
-            )}
-            {staff.then(|| view! {
-                <ActionForm action=complete attr:class="inline">
+                post_form(cancel, "inline", move |_: &FormFields| CancelOrder { id }, view! {
                     <input type="hidden" name="id" value=id/>
-                    <button type="submit" disabled=sending>"Complete"</button>
-                </ActionForm>
-            })}
+                    <button type="submit" class="danger" disabled=sending>{format!("Yes, cancel order #{id}")}</button>
+                }),
+            )}
+            {staff.then(|| post_form(complete, "inline", move |_: &FormFields| CompleteOrder { id }, view! {
+                <input type="hidden" name="id" value=id/>
+                <button type="submit" disabled=sending>"Complete"</button>
+            }))}
         </div>
         <FormOutcome result=cancel.value().into() done=""/>
         <FormOutcome result=complete.value().into() done=""/>

@@ -10,7 +10,9 @@ use leptos_router::hooks::use_params_map;
 use super::catalog::CardItem;
 use super::note::{Done, Note, NoteView, from_flash};
 use super::photo::{Loading, PetPhoto};
-use super::widgets::{ErrorNotice, StatusBadge, keep_out_of_caches, price_text, set_status_404, store_currency};
+use super::widgets::{
+    ErrorNotice, FormFields, StatusBadge, keep_out_of_caches, post_form, price_text, set_status_404, store_currency,
+};
 use crate::error::ErrorCode;
 use crate::model::{Currency, PetCard, PetStatus, typed_quantity};
 use crate::paths::{sign_in_href, sign_up_href};
@@ -292,8 +294,12 @@ fn OrderBox(
                     return view! { <p class="empty">"Not available to order right now."</p> }.into_any();
                 }
                 let (key, total) = (key.clone(), total.clone());
-                view! {
-                <ActionForm action=place attr:class="order-form">
+                let order = move |fields: &FormFields| PlaceOrder {
+                    pet_id: id,
+                    quantity: fields.text("quantity").unwrap_or_default(),
+                    idempotency_key: fields.text("idempotency_key"),
+                };
+                post_form(place, "order-form", order, view! {
                     <input type="hidden" name="pet_id" value=id/>
                     <input type="hidden" name="idempotency_key" value=key/>
                     <label>
@@ -311,8 +317,7 @@ fn OrderBox(
                         on:click=ignore_repeated_click>
                         {move || if pending.get() { "Ordering…" } else { "Order" }}
                     </button>
-                </ActionForm>
-                }
+                })
                 .into_any()
             };
             order_form.into_any()

@@ -83,6 +83,60 @@ fn close_question(from: Option<web_sys::EventTarget>) {
     }
 }
 
+/// A form that sends `action`'s server function: without JavaScript a plain HTML form
+/// posted to it (the server reads its fields as the arguments); in the browser, sent, it
+/// dispatches `action` with `args`, given the form's fields as they are then. It stands
+/// in for leptos's `ActionForm` in the islands every page loads: that one reads the
+/// fields back into arguments through `serde_qs`, a reader the WASM would carry for four
+/// forms whose arguments their islands already hold. (A function, as `confirm`.)
+pub fn post_form<S>(
+    action: ServerAction<S>,
+    class: &'static str,
+    args: impl Fn(&FormFields) -> S + 'static,
+    fields: impl IntoView,
+) -> impl IntoView
+where
+    S: leptos::server_fn::ServerFn + Clone + Send + Sync + 'static,
+    S::Output: Send + Sync + 'static,
+    S::Error: Send + Sync + 'static,
+{
+    let send = move |ev: leptos::ev::SubmitEvent| {
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            if ev.default_prevented() {
+                return;
+            }
+            // A form that cannot be read (never seen) is posted by the browser, as it
+            // would be without JavaScript.
+            let form = ev.target().and_then(|target| target.dyn_into::<web_sys::HtmlFormElement>().ok());
+            let Some(data) = form.and_then(|form| web_sys::FormData::new_with_form(&form).ok()) else { return };
+            ev.prevent_default();
+            action.dispatch(args(&FormFields(data)));
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (ev, &args, action);
+    };
+    view! { <form action=S::url() method="post" class=class on:submit=send>{fields}</form> }
+}
+
+/// A sent form's fields, as `post_form`'s `args` reads them.
+pub struct FormFields(#[cfg(feature = "hydrate")] web_sys::FormData);
+
+impl FormFields {
+    /// The named field's text (its first, if there are several), if the form has it.
+    pub fn text(&self, name: &str) -> Option<String> {
+        #[cfg(feature = "hydrate")]
+        return self.0.get(name).as_string();
+        #[cfg(not(feature = "hydrate"))]
+        {
+            // Never called: forms are sent in the browser only.
+            let _ = (self, name);
+            None
+        }
+    }
+}
+
 /// An error, in the store's words (`messages`). Drawn on the server, the page is
 /// answered with the error's status (and `Retry-After`, when it has one): a page whose
 /// data failed is not a 200, so the page cache never keeps one visitor's ban or a
