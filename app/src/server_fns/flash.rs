@@ -1,6 +1,6 @@
 //! What a form sent without JavaScript did, carried to the page it came from.
 //!
-//! Without the WASM, an `ActionForm` posts to its server function as a plain HTML form,
+//! Without the WASM, a form of an island (`ActionForm`, `ui::widgets::post_form`) posts to its server function as a plain HTML form,
 //! and the browser must be sent back to a page. The server (`server::ops::forms`)
 //! answers with a redirect and this "flash": a cookie that lives for a minute and is
 //! read by the next page, which shows the outcome under the one form that was sent
