@@ -94,7 +94,7 @@ pub fn post_form<S>(
     class: &'static str,
     args: impl Fn(&FormFields) -> S + 'static,
     fields: impl IntoView,
-) -> impl IntoView
+) -> AnyView
 where
     S: leptos::server_fn::ServerFn + Clone + Send + Sync + 'static,
     S::Output: Send + Sync + 'static,
@@ -117,7 +117,8 @@ where
         #[cfg(not(feature = "hydrate"))]
         let _ = (ev, &args, action);
     };
-    view! { <form action=S::url() method="post" class=class on:submit=send>{fields}</form> }
+    // Erased: nested in a table row's type, it stops the compiler (as `confirm`).
+    view! { <form action=S::url() method="post" class=class on:submit=send>{fields}</form> }.into_any()
 }
 
 /// A sent form's fields, as `post_form`'s `args` reads them.
