@@ -52,6 +52,16 @@ test('a pet page and the catalog show a pet selling out through the API, without
   expect(cancelled.status()).toBe(204);
   await expect(page.locator('.facts .stock')).toHaveText('2', { timeout: 5_000 });
   await expect(page.getByRole('button', { name: 'Order' })).toBeVisible();
+
+  // Staff hold the pet, its stock untouched: the pet's own event (\`pet.updated\`,
+  // read by its \`id\` and \`status\`) changes the page.
+  const headers = { 'X-API-Key': admin };
+  const { categoryId } = await (await page.request.get(`/api/v1/pets/${pet}`, { headers })).json();
+  const held = await page.request.put(`/api/v1/pets/${pet}`, { headers, data: { name, categoryId, status: 'pending' } });
+  expect(held.status()).toBe(200);
+  await expect(page.locator('.facts .badge')).toHaveText('Pending', { timeout: 5_000 });
+  await expect(page.locator('.facts .stock')).toHaveText('2');
+  await expect(page.getByText('Not available to order right now.')).toBeVisible();
   await visitor.context().close();
 });
 

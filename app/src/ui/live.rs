@@ -17,7 +17,7 @@ use leptos::prelude::*;
 /// may have been missed: the page reads the stock it shows again (`stock_now`) and hands
 /// it to the islands as `inventory.updated` events.
 #[cfg(feature = "hydrate")]
-pub fn follow(on_event: impl Fn(&str, &serde_json::Value) + 'static) {
+pub fn follow(on_event: impl Fn(&str, &EventData) + 'static) {
     stream::LISTENERS.with(|listeners| listeners.borrow_mut().push(std::rc::Rc::new(on_event)));
     if !stream::STARTED.replace(true) {
         stream::open();
@@ -32,7 +32,9 @@ mod stream {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
 
-    type Listener = Rc<dyn Fn(&str, &serde_json::Value)>;
+    use super::{Envelope, EventData};
+
+    type Listener = Rc<dyn Fn(&str, &EventData)>;
 
     thread_local! {
         pub static LISTENERS: RefCell<Vec<Listener>> = const { RefCell::new(Vec::new()) };
@@ -47,7 +49,7 @@ mod stream {
     /// The longest wait between two attempts.
     const MAX_WAIT_MS: f64 = 30_000.0;
 
-    fn tell(kind: &str, data: &serde_json::Value) {
+    fn tell(kind: &str, data: &EventData) {
         // A copy: a listener may be added while the others are told.
         let listeners = LISTENERS.with(|listeners| listeners.borrow().clone());
         for listener in listeners {
@@ -59,8 +61,8 @@ mod stream {
         let Ok(source) = web_sys::EventSource::new("/live") else { return };
         let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |message: web_sys::MessageEvent| {
             let Some(text) = message.data().as_string() else { return };
-            if let Ok(envelope) = serde_json::from_str::<serde_json::Value>(&text) {
-                tell(envelope["type"].as_str().unwrap_or_default(), &envelope["data"]);
+            if let Ok(envelope) = serde_json::from_str::<Envelope>(&text) {
+                tell(&envelope.kind, &envelope.data);
             }
         });
         let on_open = Closure::<dyn FnMut()>::new(move || {
@@ -117,9 +119,12 @@ mod stream {
             match crate::server_fns::stock_now(ids.join(",")).await {
                 Ok(items) => {
                     for item in items {
-                        let data = serde_json::json!({
-                            "petId": item.pet_id, "quantity": item.quantity, "status": item.status.as_str(),
-                        });
+                        let data = EventData {
+                            pet_id: Some(item.pet_id),
+                            quantity: Some(item.quantity),
+                            status: Some(item.status.as_str().to_owned()),
+                            ..EventData::default()
+                        };
                         tell("inventory.updated", &data);
                     }
                 }
@@ -130,11 +135,36 @@ mod stream {
     }
 }
 
+/// An event of the stream as the islands read it: its type and the few fields of its
+/// data they use (the rest is skipped). Typed, not a `serde_json::Value`: a value's
+/// reader and map would be code in the WASM every page loads. An event whose fields
+/// are not of these types (none the islands follow) is left out.
+#[cfg(feature = "hydrate")]
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    data: EventData,
+}
+
+/// What the islands read of an event's data: a pet's `id` and `status` (`pet.*`
+/// events), or the `petId`, `quantity` and `status` of `inventory.updated`.
+#[cfg(feature = "hydrate")]
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct EventData {
+    pub id: Option<i64>,
+    pub pet_id: Option<i64>,
+    pub quantity: Option<i64>,
+    pub status: Option<String>,
+}
+
 /// A pet's stock and status from an `inventory.updated` event's data.
 #[cfg(feature = "hydrate")]
-pub fn stock_of(data: &serde_json::Value) -> Option<(i64, i64, crate::model::PetStatus)> {
-    let status = crate::model::PetStatus::parse(data["status"].as_str()?)?;
-    Some((data["petId"].as_i64()?, data["quantity"].as_i64()?, status))
+pub fn stock_of(data: &EventData) -> Option<(i64, i64, crate::model::PetStatus)> {
+    let status = crate::model::PetStatus::parse(data.status.as_deref()?)?;
+    Some((data.pet_id?, data.quantity?, status))
 }
 
 /// Keeps the stock and status of the pet cards on the page (`.card[data-pet-id]`, drawn

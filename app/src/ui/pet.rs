@@ -169,8 +169,8 @@ fn PetDetails(
                     });
                 }
             }
-            "pet.status_changed" | "pet.updated" if data["id"].as_i64() == Some(id) => {
-                if let Some(status) = data["status"].as_str().and_then(PetStatus::parse) {
+            "pet.status_changed" | "pet.updated" if data.id == Some(id) => {
+                if let Some(status) = data.status.as_deref().and_then(PetStatus::parse) {
                     shown.update(|card| card.status = status);
                 }
             }
